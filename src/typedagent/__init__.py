@@ -1,0 +1,108 @@
+"""typedagent: structured-output agents on the Anthropic Messages API, defined in typed code.
+
+Define an agent once with ``define_agent()`` (a model, instructions, helper tools and one output tool
+whose input is the typed result) and run it with ``execute_agent()``; the result is
+``ExecuteSuccess[Output] | ExecuteFailure``, narrowed by ``if result.ok:``.
+"""
+
+from ._callbacks import (
+    AttemptStart,
+    Callback,
+    ExecuteCallbacks,
+    ExecutionState,
+    ModelResponse,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    ValidationFailure,
+)
+from ._client import MessagesClient
+from ._context import RunContext
+from ._definition import AgentDefinition, Instructions, ValidationConfig, Validator, define_agent
+from ._errors import (
+    AgentDefinitionError,
+    AgentError,
+    AgentErrorCode,
+    AgentExecutionError,
+    ApiErrorContext,
+    AttemptErrorsContext,
+    CancelledContext,
+    ContextWindowContext,
+    ErrorContext,
+    MaxIterationsContext,
+    OutputRejected,
+    Phase,
+    RefusalContext,
+    TimeoutContext,
+    TokenBudgetContext,
+    ValidatorErrorContext,
+)
+from ._limits import AbortEvent, ExecutionLimits
+from ._loop import execute_agent, execute_agent_sync
+from ._output import OutputTool
+from ._results import (
+    AttemptOutcome,
+    AttemptRecord,
+    CallbackError,
+    ExecuteFailure,
+    ExecuteResult,
+    ExecuteSuccess,
+    ExecutionMetadata,
+    TokenUsage,
+)
+from ._tools import Helper, HelperTool, Tool, tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AbortEvent",
+    "AgentDefinition",
+    "AgentDefinitionError",
+    "AgentError",
+    "AgentErrorCode",
+    "AgentExecutionError",
+    "ApiErrorContext",
+    "AttemptErrorsContext",
+    "AttemptOutcome",
+    "AttemptRecord",
+    "AttemptStart",
+    "Callback",
+    "CallbackError",
+    "CancelledContext",
+    "ContextWindowContext",
+    "ErrorContext",
+    "ExecuteCallbacks",
+    "ExecuteFailure",
+    "ExecuteResult",
+    "ExecuteSuccess",
+    "ExecutionLimits",
+    "ExecutionMetadata",
+    "ExecutionState",
+    "Helper",
+    "HelperTool",
+    "Instructions",
+    "MaxIterationsContext",
+    "MessagesClient",
+    "ModelResponse",
+    "OutputRejected",
+    "OutputTool",
+    "Phase",
+    "RefusalContext",
+    "RunContext",
+    "TimeoutContext",
+    "TokenBudgetContext",
+    "TokenUsage",
+    "Tool",
+    "ToolCall",
+    "ToolKind",
+    "ToolResult",
+    "ValidationConfig",
+    "ValidationFailure",
+    "Validator",
+    "ValidatorErrorContext",
+    "__version__",
+    "define_agent",
+    "execute_agent",
+    "execute_agent_sync",
+    "tool",
+]

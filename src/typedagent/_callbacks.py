@@ -1,0 +1,161 @@
+"""Observability hooks: the callback protocol, its state and event objects, and safe invocation."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+from typing_extensions import TypeVar
+
+from ._results import AttemptOutcome, CallbackError, TokenUsage
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from anthropic.types import Message
+
+__all__ = [
+    "AttemptStart",
+    "Callback",
+    "ExecuteCallbacks",
+    "ExecutionState",
+    "ModelResponse",
+    "ToolCall",
+    "ToolKind",
+    "ToolResult",
+    "ValidationFailure",
+]
+
+EventT_contra = TypeVar("EventT_contra", contravariant=True)
+
+ToolKind: TypeAlias = Literal["helper", "output", "submit", "unknown"]
+"""What a tool call addressed."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecutionState:
+    """A snapshot of the execution when a callback fires."""
+
+    agent_name: str
+    """Name of the running agent."""
+    attempt: int
+    """Current attempt (1-based)."""
+    iteration: int
+    """Current iteration within the attempt (0 before the first API call)."""
+    tokens: TokenUsage
+    """Tokens used so far."""
+    elapsed_ms: float
+    """Milliseconds since the execution started."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptStart:
+    """An attempt is starting."""
+
+    attempt: int
+    """1-based attempt number."""
+    max_attempts: int
+    """The configured ``max_attempts``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelResponse:
+    """The model answered an API call."""
+
+    message: Message
+    """The response as the client returned it."""
+    stop_reason: str | None
+    """The response's stop reason."""
+    usage: TokenUsage
+    """This response's tokens."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """The model called a tool (fires before the call is handled)."""
+
+    id: str
+    """The ``tool_use`` block id."""
+    name: str
+    """Tool name as the model wrote it."""
+    input: dict[str, Any]
+    """The model's input, unvalidated."""
+    kind: ToolKind
+    """Helper, output, submit, or unknown."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    """A ``tool_result`` is being sent back to the model."""
+
+    id: str
+    """The ``tool_use`` id it answers."""
+    name: str
+    """Tool name."""
+    content: str
+    """Exactly what the model will read."""
+    is_error: bool
+    """Whether the result is flagged ``is_error``."""
+    duration_ms: float
+    """Time spent handling the call (0 for results that needed no handler)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ValidationFailure:
+    """An attempt ended without a valid output; its problems go back to the model."""
+
+    attempt: int
+    """The attempt that failed."""
+    outcome: AttemptOutcome
+    """Why it failed."""
+    errors: tuple[str, ...]
+    """Every problem, as sent to the model."""
+    candidate: dict[str, Any] | None
+    """The raw candidate that was rejected, if any."""
+
+
+class Callback(Protocol[EventT_contra]):
+    """A hook: called as ``callback(state, event)``; may be sync or async."""
+
+    def __call__(self, state: ExecutionState, event: EventT_contra, /) -> Awaitable[None] | None:
+        """Handle one event."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecuteCallbacks:
+    """Hooks into an execution. Every field is optional; each may be sync or async.
+
+    A hook that raises is caught: the error is recorded in ``metadata.callback_errors`` and the
+    execution goes on.
+    """
+
+    on_attempt_start: Callback[AttemptStart] | None = None
+    """Before each attempt."""
+    on_model_response: Callback[ModelResponse] | None = None
+    """After each API response (before its tool calls are handled)."""
+    on_tool_call: Callback[ToolCall] | None = None
+    """Before each tool call is handled (helpers, output and submit)."""
+    on_tool_result: Callback[ToolResult] | None = None
+    """For each tool result sent back, errors and validation feedback included."""
+    on_validation_failure: Callback[ValidationFailure] | None = None
+    """When an attempt ends without a valid output and feedback goes to the model."""
+
+
+async def invoke_callback(
+    hook: str,
+    callback: Callback[Any] | None,
+    state: ExecutionState,
+    event: object,
+    errors: list[CallbackError],
+) -> None:
+    """Call ``callback(state, event)``; record any exception in ``errors`` instead of raising."""
+    if callback is None:
+        return
+    try:
+        outcome = callback(state, event)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception as exc:
+        name = getattr(callback, "__qualname__", type(callback).__qualname__)
+        errors.append(CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=str(exc)))

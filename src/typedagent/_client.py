@@ -1,0 +1,91 @@
+"""The client protocol (anything with an async ``messages.create``) and the lazily built default."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+__all__ = ["MessagesClient", "MessagesResource", "default_client"]
+
+
+class MessagesResource(Protocol):
+    """The ``client.messages`` part of a client."""
+
+    async def create(self, *args: Any, **kwargs: Any) -> Message:
+        """Create a message (the Messages API call)."""
+        ...
+
+
+class MessagesClient(Protocol):
+    """Any object with an async ``messages.create(**params)`` returning an ``anthropic.types.Message``.
+
+    ``AsyncAnthropic``, ``AsyncAnthropicBedrock``, ``AsyncAnthropicVertex`` and the clients of
+    ``typedagent.testing`` all qualify.
+    """
+
+    @property
+    def messages(self) -> MessagesResource:
+        """The Messages resource."""
+        ...
+
+
+def default_client() -> MessagesClient:
+    """``AsyncAnthropic()``, reading ``ANTHROPIC_API_KEY``; the SDK is imported only now."""
+    from anthropic import AsyncAnthropic
+
+    return AsyncAnthropic()
+
+
+def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None, str]:
+    """Map a client exception to ``(status_code, error_type, request_id, advice)``.
+
+    The one place where SDK exceptions are translated. The SDK is only consulted when it is already
+    imported (it must be, if it raised).
+    """
+    sdk = sys.modules.get("anthropic")
+    status: int | None = None
+    request_id: str | None = None
+    error_type = type(exc).__name__
+    if sdk is not None and isinstance(exc, sdk.APIStatusError):
+        status, request_id = exc.status_code, exc.request_id
+        error_type = exc.type or _STATUS_TYPES.get(status, "api_error")
+    elif sdk is not None and isinstance(exc, sdk.APITimeoutError):
+        error_type = "timeout_error"
+    elif sdk is not None and isinstance(exc, sdk.APIConnectionError):
+        error_type = "connection_error"
+    elif sdk is not None and isinstance(exc, sdk.APIResponseValidationError):
+        status, error_type = exc.status_code, "response_validation_error"
+        request_id = exc.response.headers.get("request-id")
+    return status, error_type, request_id, _advice(status, error_type)
+
+
+_STATUS_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "request_timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def _advice(status: int | None, error_type: str) -> str:
+    if status in (401, 403):
+        return "Check ANTHROPIC_API_KEY (or the client's credentials) and the key's permissions."
+    if status == 404:
+        return "Check the model id and the client's base URL."
+    if status in (400, 413, 422):
+        return "The API rejected the request: check the model id, tool schemas, model_settings and message_history."
+    if status == 429 or (status is not None and status >= 500):
+        return "The client already retried (see its max_retries); retry later or raise max_retries."
+    if error_type in ("timeout_error", "connection_error"):
+        return "Check network access to the API, the client's base URL and timeout; the client already retried."
+    return "The client raised; see the cause for details."

@@ -1,0 +1,260 @@
+"""``define_agent()`` and the immutable ``AgentDefinition`` it returns."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, overload
+
+import pydantic
+from typing_extensions import TypeVar
+
+from ._context import RunContext
+from ._errors import AgentDefinitionError
+from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
+from ._tools import Helper, HelperTool, Tool
+
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam
+
+__all__ = ["AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
+
+OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
+DepsT = TypeVar("DepsT", default=None)
+
+Validator: TypeAlias = (
+    Callable[[OutputT], Awaitable[None] | None] | Callable[[OutputT, RunContext[DepsT]], Awaitable[None] | None]
+)
+"""A custom validator: rejects a candidate by raising ``OutputRejected``; may take the run context."""
+
+Instructions: TypeAlias = str | Callable[[RunContext[DepsT]], str]
+"""The system prompt, fixed or built from the run context."""
+
+RESERVED_SETTINGS: Final = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream", "cache_control"}
+)
+
+
+def _check_count(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise AgentDefinitionError(f"ValidationConfig.{name} must be an int >= 1, got {value!r}.")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ValidationConfig:
+    """How hard an execution tries before giving up."""
+
+    max_attempts: int = 3
+    """Validation cycles; each failed validation feeds its errors back and starts the next."""
+    max_iterations_per_attempt: int = 15
+    """API calls one attempt may make before the execution fails with ``MAX_ITERATIONS``."""
+
+    def __post_init__(self) -> None:
+        _check_count(self.max_attempts, "max_attempts")
+        _check_count(self.max_iterations_per_attempt, "max_iterations_per_attempt")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentDefinition(Generic[OutputT, DepsT]):
+    """An agent: model, instructions, helper tools, output tool and validators. Immutable.
+
+    Build one with ``define_agent()``; run it with ``execute_agent()``.
+    """
+
+    name: str
+    """Agent name (shown in callbacks, errors and logs)."""
+    model: str
+    """Anthropic model id."""
+    output: OutputTool[OutputT]
+    """The output tool; its schema is the result type."""
+    instructions: Instructions[DepsT] | None
+    """System prompt, fixed or built per run."""
+    helpers: tuple[Helper[DepsT], ...]
+    """Helper tools the model may call."""
+    validators: tuple[Validator[OutputT, DepsT], ...]
+    """Custom validators, run on every candidate that passed the schema."""
+    validation: ValidationConfig
+    """Attempt and iteration limits."""
+    max_tokens: int
+    """``max_tokens`` of each response."""
+    model_settings: Mapping[str, Any]
+    """Extra Messages API parameters passed through (temperature, thinking, metadata, …)."""
+    deps_type: type[DepsT] | None
+    """Type of the run-time dependencies, or None."""
+    prompt_caching: bool
+    """Send top-level ``cache_control`` so the prompt prefix is cached."""
+    max_tool_result_chars: int
+    """Tool results longer than this are cut, with a visible marker."""
+    _tool_params: tuple[ToolParam, ...] = field(repr=False, compare=False)
+    _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
+    _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
+
+    @property
+    def reflection_enabled(self) -> bool:
+        """True when the output tool has a ``reflection_handler`` (and ``submit`` exists)."""
+        return self.output.reflection_enabled
+
+    def tool_params(self) -> list[ToolParam]:
+        """The exact tool definitions sent to the API: helpers, output, and ``submit`` when reflecting."""
+        return list(self._tool_params)
+
+    def helper(self, name: str) -> Helper[DepsT] | None:
+        """The helper called ``name``, if any."""
+        return self._helpers_by_name.get(name)
+
+
+@overload
+def define_agent(
+    *,
+    name: str,
+    model: str,
+    output: OutputTool[OutputT],
+    instructions: Instructions[None] | None = None,
+    helpers: Sequence[Helper[None]] = (),
+    validators: Sequence[Validator[OutputT, None]] = (),
+    validation: ValidationConfig | None = None,
+    max_tokens: int = 4096,
+    model_settings: Mapping[str, Any] | None = None,
+    deps_type: None = None,
+    prompt_caching: bool = True,
+    max_tool_result_chars: int = 100_000,
+) -> AgentDefinition[OutputT, None]: ...
+@overload
+def define_agent(
+    *,
+    name: str,
+    model: str,
+    output: OutputTool[OutputT],
+    instructions: Instructions[DepsT] | None = None,
+    helpers: Sequence[Helper[DepsT]] = (),
+    validators: Sequence[Validator[OutputT, DepsT]] = (),
+    validation: ValidationConfig | None = None,
+    max_tokens: int = 4096,
+    model_settings: Mapping[str, Any] | None = None,
+    deps_type: type[DepsT],
+    prompt_caching: bool = True,
+    max_tool_result_chars: int = 100_000,
+) -> AgentDefinition[OutputT, DepsT]: ...
+def define_agent(
+    *,
+    name: str,
+    model: str,
+    output: OutputTool[OutputT],
+    instructions: Instructions[Any] | None = None,
+    helpers: Sequence[Helper[Any]] = (),
+    validators: Sequence[Validator[OutputT, Any]] = (),
+    validation: ValidationConfig | None = None,
+    max_tokens: int = 4096,
+    model_settings: Mapping[str, Any] | None = None,
+    deps_type: type[Any] | None = None,
+    prompt_caching: bool = True,
+    max_tool_result_chars: int = 100_000,
+) -> AgentDefinition[OutputT, Any]:
+    """Define an agent once, in typed code.
+
+    Args:
+        name: Agent name (callbacks, errors, logs).
+        model: Anthropic model id, e.g. ``"claude-sonnet-4-5"``.
+        output: The output tool; ``OutputTool(Model)`` makes ``Model`` the result type.
+        instructions: System prompt: a string, or a callable taking the ``RunContext``.
+        helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``.
+        validators: Callables ``(output)`` or ``(output, ctx)`` that raise ``OutputRejected``.
+        validation: Attempt and iteration limits (``ValidationConfig()`` by default).
+        max_tokens: ``max_tokens`` of each response.
+        model_settings: Extra Messages API parameters (temperature, thinking, metadata, …).
+        deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
+        prompt_caching: Send top-level ``cache_control`` (on by default).
+        max_tool_result_chars: Cap on each tool result's length.
+
+    Returns:
+        The immutable ``AgentDefinition[Output, Deps]``.
+
+    Raises:
+        AgentDefinitionError: anything invalid, with a message that says how to fix it.
+    """
+    if not isinstance(name, str) or not name:
+        raise AgentDefinitionError(f"define_agent(name=...) must be a non-empty string, got {name!r}.")
+    if not isinstance(model, str) or not model:
+        raise AgentDefinitionError(f"define_agent(model=...) must be a model id string, got {model!r}.")
+    if not isinstance(output, OutputTool):
+        raise AgentDefinitionError(
+            f"define_agent(output=...) must be an OutputTool, got {type(output).__name__}: "
+            "wrap your model class as `OutputTool(MyModel)`."
+        )
+    if instructions is not None and not (isinstance(instructions, str) or callable(instructions)):
+        raise AgentDefinitionError("define_agent(instructions=...) must be a string or a callable taking RunContext.")
+    for label, value in (("max_tokens", max_tokens), ("max_tool_result_chars", max_tool_result_chars)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise AgentDefinitionError(f"define_agent({label}=...) must be an int >= 1, got {value!r}.")
+    settings = dict(model_settings or {})
+    reserved = sorted(RESERVED_SETTINGS & settings.keys())
+    if reserved:
+        raise AgentDefinitionError(
+            f"model_settings cannot set {', '.join(map(repr, reserved))}: typedagent builds those itself "
+            "(use max_tokens= and prompt_caching= on define_agent)."
+        )
+
+    helpers_by_name: dict[str, Helper[Any]] = {}
+    for helper in helpers:
+        if not isinstance(helper, HelperTool | Tool):
+            raise AgentDefinitionError(
+                f"helpers must hold @tool functions or HelperTool objects, got {helper!r}: "
+                "decorate the function with @tool or wrap it as HelperTool(definition=..., handler=...)."
+            )
+        if helper.name in helpers_by_name:
+            raise AgentDefinitionError(f"Two helpers are named {helper.name!r}: tool names must be unique.")
+        if helper.name == output.name:
+            raise AgentDefinitionError(
+                f"Helper {helper.name!r} has the output tool's name: rename the helper or the OutputTool."
+            )
+        if output.reflection_enabled and helper.name == SUBMIT_TOOL_NAME:
+            raise AgentDefinitionError(
+                f"Helper {SUBMIT_TOOL_NAME!r} clashes with the submit tool that reflection mode adds: rename it."
+            )
+        helpers_by_name[helper.name] = helper
+
+    takes_ctx = []
+    for validator in validators:
+        if not callable(validator):
+            raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
+        takes_ctx.append(_positional_arity(validator) >= 2)
+
+    params = [helper.to_param() for helper in helpers_by_name.values()]
+    params.append(output.to_param())
+    if output.reflection_enabled:
+        params.append(submit_tool_param())
+
+    return AgentDefinition(
+        name=name,
+        model=model,
+        output=output,
+        instructions=instructions,
+        helpers=tuple(helpers_by_name.values()),
+        validators=tuple(validators),
+        validation=validation if validation is not None else ValidationConfig(),
+        max_tokens=max_tokens,
+        model_settings=MappingProxyType(settings),
+        deps_type=deps_type,
+        prompt_caching=prompt_caching,
+        max_tool_result_chars=max_tool_result_chars,
+        _tool_params=tuple(params),
+        _helpers_by_name=MappingProxyType(helpers_by_name),
+        _validator_takes_ctx=tuple(takes_ctx),
+    )
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    count = 0
+    for param in parameters:
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            return 2
+        if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count

@@ -1,0 +1,256 @@
+"""Every exception and error type typedagent defines.
+
+Three families, never mixed::
+
+    Exception
+    ├── OutputRejected              signal raised by *your validators*; becomes model feedback,
+    │                               never escapes an execution
+    ├── ValueError
+    │   └── AgentDefinitionError    usage error at definition time (bad names, bad config)
+    └── AgentExecutionError         raised only by ``ExecuteFailure.unwrap()``; carries the AgentError
+
+Run failures themselves are *returned*, not raised: ``ExecuteFailure.error`` is an ``AgentError``
+with an ``AgentErrorCode`` and a typed ``context``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "AgentDefinitionError",
+    "AgentError",
+    "AgentErrorCode",
+    "AgentExecutionError",
+    "ApiErrorContext",
+    "AttemptErrorsContext",
+    "CancelledContext",
+    "ContextWindowContext",
+    "ErrorContext",
+    "MaxIterationsContext",
+    "OutputRejected",
+    "Phase",
+    "RefusalContext",
+    "TimeoutContext",
+    "TokenBudgetContext",
+    "ValidatorErrorContext",
+]
+
+
+class OutputRejected(Exception):
+    """Raised by a validator to reject a candidate output.
+
+    The message goes back to the model as feedback and the next attempt starts. It never escapes
+    an execution.
+
+    Args:
+        message: What is wrong with the output, phrased for the model ("cite at least one article").
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class AgentDefinitionError(ValueError):
+    """An agent definition (or one of its parts) is invalid; the message says how to fix it."""
+
+
+class AgentErrorCode(StrEnum):
+    """Why an execution failed. See ERROR_HANDLING.md for when each happens and what to do."""
+
+    VALIDATION_FAILED = "VALIDATION_FAILED"
+    """The last attempt's candidate failed the schema or a custom validator."""
+    INVALID_RESPONSE = "INVALID_RESPONSE"
+    """The last attempt ended with a text-only response (no tool call)."""
+    SUBMIT_BEFORE_OUTPUT = "SUBMIT_BEFORE_OUTPUT"
+    """The last attempt called ``submit`` before any valid output-tool call (reflection mode)."""
+    MAX_TOKENS = "MAX_TOKENS"
+    """The last attempt's response was cut off at ``max_tokens``."""
+    MAX_ITERATIONS = "MAX_ITERATIONS"
+    """An attempt used ``max_iterations_per_attempt`` API calls without handing over an output."""
+    EXECUTION_CANCELLED = "EXECUTION_CANCELLED"
+    """The abort event was set."""
+    API_ERROR = "API_ERROR"
+    """The client raised (after its own retries)."""
+    TOKEN_BUDGET_EXCEEDED = "TOKEN_BUDGET_EXCEEDED"
+    """``ExecutionLimits.max_total_tokens`` was reached before an API call."""
+    TIMEOUT = "TIMEOUT"
+    """``ExecutionLimits.timeout_s`` passed."""
+    REFUSAL = "REFUSAL"
+    """The model refused (``stop_reason == "refusal"``)."""
+    CONTEXT_WINDOW_EXCEEDED = "CONTEXT_WINDOW_EXCEEDED"
+    """The conversation no longer fits the model's context window."""
+    VALIDATOR_ERROR = "VALIDATOR_ERROR"
+    """A custom validator raised something other than ``OutputRejected`` (a bug in the validator)."""
+
+
+Phase: TypeAlias = Literal["attempt", "iteration", "tool"]
+"""Where an execution was when it was cancelled or timed out."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApiErrorContext:
+    """Context of ``API_ERROR``."""
+
+    status_code: int | None
+    """HTTP status, or None for connection errors and timeouts."""
+    error_type: str
+    """The API's ``error.type`` (``overloaded_error``, …) or the exception class name."""
+    request_id: str | None
+    """The ``request-id`` response header, for Anthropic support."""
+    attempt: int
+    """Attempt during which the call failed."""
+    iteration: int
+    """Iteration (1-based, within the attempt) whose API call failed."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CancelledContext:
+    """Context of ``EXECUTION_CANCELLED``."""
+
+    phase: Phase
+    """``attempt`` (before an attempt), ``iteration`` (before or during an API call) or ``tool``."""
+    attempt: int
+    """Attempt that was running (or about to start)."""
+    iteration: int
+    """Iteration within the attempt (0 before the first API call of the attempt)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TimeoutContext:
+    """Context of ``TIMEOUT``."""
+
+    timeout_s: float
+    """The configured deadline."""
+    phase: Phase
+    """Where the execution was when the deadline passed."""
+    attempt: int
+    """Attempt that was running."""
+    iteration: int
+    """Iteration within the attempt."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TokenBudgetContext:
+    """Context of ``TOKEN_BUDGET_EXCEEDED``."""
+
+    max_total_tokens: int
+    """The configured budget."""
+    total_tokens: int
+    """Tokens used when the budget check failed (at most one response over the budget)."""
+    attempt: int
+    """Attempt that was running."""
+    iteration: int
+    """Iterations completed in that attempt."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MaxIterationsContext:
+    """Context of ``MAX_ITERATIONS``."""
+
+    attempt: int
+    """Attempt that ran out of iterations."""
+    iteration_count: int
+    """API calls made in that attempt."""
+    max_iterations: int
+    """The configured ``max_iterations_per_attempt``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptErrorsContext:
+    """Context of the attempt-outcome codes (``VALIDATION_FAILED``, ``INVALID_RESPONSE``, …).
+
+    Also used for ``SUBMIT_BEFORE_OUTPUT`` and ``MAX_TOKENS``.
+    """
+
+    attempt_errors: tuple[tuple[str, ...], ...]
+    """One tuple of problems per attempt, in attempt order."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ValidatorErrorContext:
+    """Context of ``VALIDATOR_ERROR``."""
+
+    validator: str
+    """Name of the validator that crashed."""
+    error_type: str
+    """Class name of the exception it raised."""
+    attempt: int
+    """Attempt whose candidate was being validated."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RefusalContext:
+    """Context of ``REFUSAL``."""
+
+    attempt: int
+    """Attempt during which the model refused."""
+    iteration: int
+    """Iteration of the refusing response."""
+    text: str
+    """Any text the model returned with the refusal."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContextWindowContext:
+    """Context of ``CONTEXT_WINDOW_EXCEEDED``."""
+
+    attempt: int
+    """Attempt during which the window was exceeded."""
+    iteration: int
+    """Iteration of that response."""
+    input_tokens: int
+    """Input tokens of the last response."""
+
+
+ErrorContext: TypeAlias = (
+    ApiErrorContext
+    | CancelledContext
+    | TimeoutContext
+    | TokenBudgetContext
+    | MaxIterationsContext
+    | AttemptErrorsContext
+    | ValidatorErrorContext
+    | RefusalContext
+    | ContextWindowContext
+)
+"""The context attached to an ``AgentError``; which class depends on the code."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentError:
+    """Why an execution failed, with everything needed to act on it."""
+
+    code: AgentErrorCode
+    """Machine-readable reason."""
+    message: str
+    """Human-readable: what happened and what to do."""
+    context: ErrorContext
+    """Typed details for this code (see ERROR_HANDLING.md)."""
+    last_output: dict[str, Any] | None = None
+    """The raw input of the last output-tool call, if the model made one: nothing it produced is lost."""
+    cause: BaseException | None = field(default=None, repr=False, compare=False)
+    """The exception behind the failure, if any (API errors, validator crashes)."""
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class AgentExecutionError(Exception):
+    """Raised by ``ExecuteFailure.unwrap()``; carries the failure's ``AgentError``.
+
+    Args:
+        error: The failure's error.
+    """
+
+    def __init__(self, error: AgentError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    @property
+    def code(self) -> AgentErrorCode:
+        """Shortcut for ``error.code``."""
+        return self.error.code

@@ -1,0 +1,108 @@
+"""Execution limits, and racing in-flight work against the abort event and the deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from ._errors import AgentDefinitionError
+
+__all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted"]
+
+T = TypeVar("T")
+
+AbortEvent: TypeAlias = threading.Event | asyncio.Event
+"""What ``execute_agent(abort_event=...)`` accepts."""
+
+POLL_S = 0.02
+"""How often a ``threading.Event`` is polled while work is in flight (well inside the 100 ms promise)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecutionLimits:
+    """Hard limits on one execution."""
+
+    max_total_tokens: int | None = None
+    """Checked before each API call: once the total reaches it, the execution fails with
+    ``TOKEN_BUDGET_EXCEEDED`` (so the total exceeds it by at most one response)."""
+    timeout_s: float | None = None
+    """Wall-clock deadline for the whole execution; work in flight is interrupted → ``TIMEOUT``."""
+
+    def __post_init__(self) -> None:
+        tokens = self.max_total_tokens
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
+            raise AgentDefinitionError(f"ExecutionLimits.max_total_tokens must be an int >= 1 or None, got {tokens!r}.")
+        timeout = self.timeout_s
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+            raise AgentDefinitionError(f"ExecutionLimits.timeout_s must be a positive number or None, got {timeout!r}.")
+
+
+class Interrupted(Exception):
+    """In-flight work was interrupted by the abort event or the deadline."""
+
+    def __init__(self, reason: Literal["abort", "timeout"]) -> None:
+        super().__init__(reason)
+        self.reason: Literal["abort", "timeout"] = reason
+
+
+class Guard:
+    """Knows the abort event and the deadline; checks them and races awaitables against them."""
+
+    __slots__ = ("abort_event", "deadline")
+
+    def __init__(self, abort_event: AbortEvent | None, timeout_s: float | None) -> None:
+        self.abort_event = abort_event
+        self.deadline = None if timeout_s is None else time.monotonic() + timeout_s
+
+    def aborted(self) -> bool:
+        """Whether the abort event is set."""
+        return self.abort_event is not None and self.abort_event.is_set()
+
+    def timed_out(self) -> bool:
+        """Whether the deadline has passed."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable``, interrupting it within 100 ms of an abort or the deadline.
+
+        Raises:
+            Interrupted: the abort event was set or the deadline passed first; the work was cancelled.
+        """
+        if self.abort_event is None and self.deadline is None:
+            return await awaitable
+        work = asyncio.ensure_future(awaitable)
+        watcher = asyncio.ensure_future(self._wait_abort()) if self.abort_event is not None else None
+        waiting = {work} if watcher is None else {work, watcher}
+        timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        try:
+            done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            if not work.done():
+                work.cancel()
+                # Work stuck in a worker thread cannot be stopped; make sure its late outcome is not
+                # reported as "exception never retrieved".
+                work.add_done_callback(_consume)
+        if work in done:
+            return work.result()
+        raise Interrupted("abort" if self.aborted() else "timeout")
+
+    async def _wait_abort(self) -> None:
+        event = self.abort_event
+        if isinstance(event, asyncio.Event):
+            await event.wait()
+            return
+        # A threading.Event cannot be awaited; polling it keeps the promise without a thread per execution.
+        while event is not None and not event.is_set():  # noqa: ASYNC110
+            await asyncio.sleep(POLL_S)
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        task.result()

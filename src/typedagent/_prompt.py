@@ -1,0 +1,71 @@
+"""The request's text parts: the system prompt with its protocol note, and the opening messages."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._context import RunContext
+from ._output import SUBMIT_TOOL_NAME
+
+if TYPE_CHECKING:
+    from anthropic.types import ContentBlockParam, MessageParam
+
+    from ._definition import AgentDefinition
+
+__all__ = ["build_messages", "build_system_prompt", "protocol_note"]
+
+
+def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
+    """A short note telling the model how to hand over its output within the iteration budget."""
+    name = agent.output.name
+    lines = [
+        "## How to answer",
+        f"Hand over your result by calling the `{name}` tool; its input is the result. Do not answer in plain text.",
+    ]
+    if agent.helpers:
+        lines.append("Call the other tools first if you need information.")
+    if agent.reflection_enabled:
+        lines.append(
+            f"Each `{name}` call shows you a preview of that output. Call `{name}` again to revise it, and call "
+            f"`{SUBMIT_TOOL_NAME}` when you are satisfied: only submitted output is validated."
+        )
+    lines.append(
+        f"You have at most {agent.validation.max_iterations_per_attempt} responses to get there; if your output "
+        "is rejected you will be told why and can try again."
+    )
+    return "\n".join(lines)
+
+
+def build_system_prompt(agent: AgentDefinition[Any, Any], ctx: RunContext[Any]) -> str:
+    """The agent's instructions (fixed or built from the context) followed by the protocol note."""
+    instructions = agent.instructions
+    text = instructions(ctx) if callable(instructions) else (instructions or "")
+    if not isinstance(text, str):
+        raise TypeError(
+            f"Agent {agent.name!r}: the instructions callable must return a str, got {type(text).__name__}."
+        )
+    note = protocol_note(agent)
+    return f"{text.rstrip()}\n\n{note}" if text.strip() else note
+
+
+def build_messages(
+    prompt: str | Sequence[ContentBlockParam], history: Sequence[MessageParam] | None
+) -> list[MessageParam]:
+    """The opening conversation: a copy of ``history`` plus the prompt as a user turn.
+
+    When the history ends with a user turn, the prompt is added to that turn so roles keep alternating.
+    """
+    messages: list[Any] = copy.deepcopy(list(history or ()))
+    if isinstance(prompt, str):
+        blocks: list[Any] = [{"type": "text", "text": prompt}] if prompt.strip() else []
+    else:
+        blocks = list(prompt)
+    if messages and messages[-1]["role"] == "user":
+        previous = messages[-1]["content"]
+        previous_blocks = [{"type": "text", "text": previous}] if isinstance(previous, str) else list(previous)
+        messages[-1] = {"role": "user", "content": [*previous_blocks, *blocks]}
+    elif blocks:
+        messages.append({"role": "user", "content": prompt if isinstance(prompt, str) else blocks})
+    return messages

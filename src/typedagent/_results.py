@@ -1,0 +1,180 @@
+"""What an execution returns: the typed result, its metadata and the per-attempt records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias
+
+from typing_extensions import TypeVar
+
+from ._errors import AgentError, AgentExecutionError
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam, Usage
+
+__all__ = [
+    "AttemptOutcome",
+    "AttemptRecord",
+    "CallbackError",
+    "ExecuteFailure",
+    "ExecuteResult",
+    "ExecuteSuccess",
+    "ExecutionMetadata",
+    "TokenUsage",
+]
+
+OutputT_co = TypeVar("OutputT_co", covariant=True)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TokenUsage:
+    """Token counts, summed over API responses."""
+
+    input_tokens: int = 0
+    """Uncached input tokens."""
+    output_tokens: int = 0
+    """Output tokens (thinking included)."""
+    cache_creation_input_tokens: int = 0
+    """Input tokens written to the prompt cache."""
+    cache_read_input_tokens: int = 0
+    """Input tokens read from the prompt cache."""
+
+    @property
+    def total(self) -> int:
+        """All four counters added up."""
+        return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        if not isinstance(other, TokenUsage):
+            return NotImplemented
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @classmethod
+    def from_usage(cls, usage: Usage | None) -> TokenUsage:
+        """Build from an ``anthropic.types.Usage`` (missing or None counters count as 0)."""
+        if usage is None:
+            return cls()
+        return cls(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+            cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+        )
+
+
+class AttemptOutcome(StrEnum):
+    """How one attempt ended."""
+
+    SUCCESS = "success"
+    VALIDATION_FAILED = "VALIDATION_FAILED"
+    INVALID_RESPONSE = "INVALID_RESPONSE"
+    SUBMIT_BEFORE_OUTPUT = "SUBMIT_BEFORE_OUTPUT"
+    MAX_TOKENS = "MAX_TOKENS"
+    MAX_ITERATIONS = "MAX_ITERATIONS"
+    EXECUTION_CANCELLED = "EXECUTION_CANCELLED"
+    API_ERROR = "API_ERROR"
+    TOKEN_BUDGET_EXCEEDED = "TOKEN_BUDGET_EXCEEDED"
+    TIMEOUT = "TIMEOUT"
+    REFUSAL = "REFUSAL"
+    CONTEXT_WINDOW_EXCEEDED = "CONTEXT_WINDOW_EXCEEDED"
+    VALIDATOR_ERROR = "VALIDATOR_ERROR"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptRecord:
+    """One attempt (validation cycle) of an execution."""
+
+    number: int
+    """1-based attempt number."""
+    iterations: int
+    """API calls made in this attempt, failed ones included."""
+    tokens: TokenUsage
+    """Tokens of this attempt's responses."""
+    outcome: AttemptOutcome
+    """How the attempt ended."""
+    candidate: dict[str, Any] | None
+    """The raw output-tool input that was validated (or the latest one seen), if any."""
+    validation_errors: tuple[str, ...]
+    """Every problem found with the candidate or the response ("field: message" form)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallbackError:
+    """A callback that raised; the execution went on."""
+
+    callback: str
+    """Which hook (``on_tool_call``, …) and the callable's name, as ``hook (name)``."""
+    error_type: str
+    """Class name of the exception."""
+    message: str
+    """The exception's message."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecutionMetadata:
+    """Accounting for one execution, present on success and failure alike."""
+
+    model: str
+    """Model the agent ran on."""
+    tokens: TokenUsage
+    """Summed over every API response of every iteration and attempt."""
+    attempts: tuple[AttemptRecord, ...]
+    """One record per attempt started."""
+    iterations: int
+    """API calls made in total, failed ones included."""
+    latency_ms: float
+    """Wall-clock duration of the execution."""
+    callback_errors: tuple[CallbackError, ...]
+    """Callbacks that raised."""
+    messages: list[MessageParam]
+    """The whole conversation as Messages API params, valid to send again (or to pass as
+    ``message_history``)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecuteSuccess(Generic[OutputT_co]):
+    """A validated output."""
+
+    ok: Literal[True] = True
+    """Always True: ``if result.ok:`` narrows to this class."""
+    output: OutputT_co
+    """The typed, validated output."""
+    metadata: ExecutionMetadata
+    """Tokens, attempts, conversation, …"""
+
+    def unwrap(self) -> OutputT_co:
+        """Return the output."""
+        return self.output
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecuteFailure:
+    """An execution that ended without a valid output."""
+
+    ok: Literal[False] = False
+    """Always False."""
+    error: AgentError
+    """What went wrong, with typed context and the last candidate."""
+    metadata: ExecutionMetadata
+    """Tokens, attempts, conversation, …"""
+
+    def unwrap(self) -> NoReturn:
+        """Raise ``AgentExecutionError`` carrying this failure's error.
+
+        Raises:
+            AgentExecutionError: always.
+        """
+        raise AgentExecutionError(self.error)
+
+
+ExecuteResult: TypeAlias = ExecuteSuccess[OutputT_co] | ExecuteFailure
+"""What ``execute_agent`` returns; ``result.ok`` discriminates."""

@@ -1,0 +1,360 @@
+"""Helper tools: the raw ``HelperTool`` form, the ``@tool`` decorator, and how results are rendered."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeAlias, overload
+
+import pydantic
+import pydantic_core
+from typing_extensions import TypeVar
+
+from ._context import RunContext
+from ._errors import AgentDefinitionError
+
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam
+
+__all__ = ["Helper", "HelperTool", "Tool", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+D = TypeVar("D")
+DepsT_contra = TypeVar("DepsT_contra", contravariant=True)
+P_co = ParamSpec("P_co")
+R_co = TypeVar("R_co", covariant=True)
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class InvalidToolInput(Exception):
+    """The model's input did not match a ``@tool`` function's signature (message is pydantic's detail)."""
+
+
+def check_tool_name(name: object, what: str) -> str:
+    """Return ``name`` if the API accepts it as a tool name, else raise ``AgentDefinitionError``."""
+    if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
+        raise AgentDefinitionError(
+            f"{what} name {name!r} is not a valid tool name: use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'."
+        )
+    return name
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HelperTool:
+    """A helper tool in raw form: an Anthropic tool definition and a handler for it.
+
+    The handler receives the model's input (a ``dict``) as-is, may be sync (run in a worker thread)
+    or async, and its return value becomes the tool result.
+    """
+
+    definition: ToolParam
+    """The tool definition sent to the API (``name``, ``description``, ``input_schema``, …)."""
+    handler: Callable[[dict[str, Any]], object]
+    """Called with the model's input; sync or async."""
+    sequential: bool = False
+    """Run the whole batch of helper calls one by one when this tool is among them."""
+    timeout_s: float | None = None
+    """A call still running after this many seconds becomes an error result."""
+
+    def __post_init__(self) -> None:
+        definition: object = self.definition
+        if not isinstance(definition, Mapping):
+            raise AgentDefinitionError(
+                f"HelperTool.definition must be a tool definition dict, got {type(definition).__name__}."
+            )
+        check_tool_name(definition.get("name"), "HelperTool")
+        schema = definition.get("input_schema")
+        if not isinstance(schema, Mapping) or schema.get("type") != "object":
+            raise AgentDefinitionError(
+                f'HelperTool {definition.get("name")!r} needs an \'input_schema\' with "type": "object".'
+            )
+        if not callable(self.handler):
+            raise AgentDefinitionError(f"HelperTool {definition.get('name')!r}: handler must be callable.")
+        check_timeout(self.timeout_s, str(definition.get("name")))
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.definition["name"]
+
+    def to_param(self) -> ToolParam:
+        """The definition sent to the API."""
+        return self.definition
+
+    async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
+        """Run the handler on the model's input."""
+        del ctx
+        return await call_maybe_async(self.handler, tool_input)
+
+
+class Tool(Generic[DepsT_contra, P, R]):
+    """A typed function made into a helper tool by ``@tool``.
+
+    Calling the object calls the function unchanged. The input schema comes from the signature
+    (pydantic), the description from the docstring, and the model's input is validated before the
+    function is called.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        sequential: bool = False,
+        timeout_s: float | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise AgentDefinitionError(f"@tool needs a function, got {fn!r}.")
+        self.fn = fn
+        self.name = check_tool_name(name if name is not None else getattr(fn, "__name__", None), "Tool")
+        summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
+        self.description = description if description is not None else summary
+        self.sequential = sequential
+        self.timeout_s = check_timeout(timeout_s, self.name)
+        self.takes_ctx, self._params, self._input_model = build_input_model(fn, self.name, param_docs)
+        schema = self._input_model.model_json_schema()
+        schema.pop("title", None)
+        self.input_schema: dict[str, Any] = schema
+        dataclasses_update_wrapper(self, fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, fn={getattr(self.fn, '__qualname__', self.fn)!r})"
+
+    def to_param(self) -> ToolParam:
+        """The definition sent to the API."""
+        param: dict[str, Any] = {"name": self.name, "input_schema": self.input_schema}
+        if self.description:
+            param["description"] = self.description
+        return typing.cast("ToolParam", param)
+
+    async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
+        """Validate the model's input against the signature, then call the function.
+
+        Raises:
+            InvalidToolInput: the input does not match; the function was not called.
+        """
+        try:
+            validated = self._input_model.model_validate(tool_input)
+        except pydantic.ValidationError as exc:
+            raise InvalidToolInput(
+                f"invalid input for tool {self.name!r}:\n{format_validation_errors(exc)}\n"
+                "Fix the input and call the tool again."
+            ) from None
+        kwargs = {param: getattr(validated, param) for param in self._params}
+        if self.takes_ctx:
+            return await call_maybe_async(self.fn, ctx, **kwargs)
+        return await call_maybe_async(self.fn, **kwargs)
+
+
+Helper: TypeAlias = HelperTool | Tool[DepsT_contra, ..., Any]
+"""Anything accepted in ``define_agent(helpers=[...])``."""
+
+
+class _ToolDecorator(Protocol):
+    @overload
+    def __call__(
+        self, fn: Callable[Concatenate[RunContext[D], P_co], R_co], /
+    ) -> Tool[D, Concatenate[RunContext[D], P_co], R_co]: ...
+    @overload
+    def __call__(self, fn: Callable[P_co, R_co], /) -> Tool[object, P_co, R_co]: ...
+
+
+@overload
+def tool(
+    fn: Callable[Concatenate[RunContext[D], P], R],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sequential: bool = False,
+    timeout_s: float | None = None,
+) -> Tool[D, Concatenate[RunContext[D], P], R]: ...
+@overload
+def tool(
+    fn: Callable[P, R],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sequential: bool = False,
+    timeout_s: float | None = None,
+) -> Tool[object, P, R]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sequential: bool = False,
+    timeout_s: float | None = None,
+) -> _ToolDecorator: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sequential: bool = False,
+    timeout_s: float | None = None,
+) -> Tool[Any, ..., Any] | _ToolDecorator:
+    """Make a typed function a helper tool: ``@tool``, ``@tool(name=...)`` or ``tool(fn, ...)``.
+
+    The input schema comes from the signature (pydantic), the description from the docstring (its
+    ``Args:`` section describes the parameters). An optional first parameter annotated
+    ``RunContext[Deps]`` receives the run context and is not part of the schema.
+
+    Args:
+        fn: The function (sync or async).
+        name: Tool name; defaults to the function's name.
+        description: Tool description; defaults to the docstring's summary.
+        sequential: When this tool is in a batch of helper calls, run the batch one by one.
+        timeout_s: A call still running after this many seconds becomes an error result.
+
+    Raises:
+        AgentDefinitionError: the name is invalid or the signature cannot be turned into a schema.
+    """
+    if fn is None:
+
+        def decorate(f: Callable[..., Any]) -> Tool[Any, ..., Any]:
+            return Tool(f, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
+
+        return typing.cast("_ToolDecorator", decorate)
+    return Tool(fn, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
+
+
+def check_timeout(timeout_s: float | None, name: str) -> float | None:
+    """Reject non-positive per-tool timeouts."""
+    if timeout_s is not None and not timeout_s > 0:
+        raise AgentDefinitionError(f"Tool {name!r}: timeout_s must be a positive number of seconds, got {timeout_s!r}.")
+    return timeout_s
+
+
+def dataclasses_update_wrapper(wrapper: object, fn: object) -> None:
+    """Copy the function's name and docs onto the ``Tool`` so it still looks like the function."""
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        value = getattr(fn, attr, None)
+        if value is not None:
+            wrapper.__dict__[attr] = value
+
+
+def build_input_model(
+    fn: Callable[..., Any], name: str, param_docs: Mapping[str, str]
+) -> tuple[bool, tuple[str, ...], type[pydantic.BaseModel]]:
+    """Build the pydantic model of ``fn``'s parameters (minus a leading ``RunContext``)."""
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise AgentDefinitionError(f"Tool {name!r}: cannot resolve the type hints of its function: {exc}") from exc
+    params = list(inspect.signature(fn).parameters.values())
+    takes_ctx = bool(params) and is_run_context(hints.get(params[0].name))
+    if takes_ctx:
+        params = params[1:]
+    fields: dict[str, Any] = {}
+    for param in params:
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise AgentDefinitionError(
+                f"Tool {name!r}: *args and **kwargs cannot be described to the model; use named parameters."
+            )
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise AgentDefinitionError(
+                f"Tool {name!r}: parameter {param.name!r} is positional-only; make it a normal one."
+            )
+        if is_run_context(hints.get(param.name)):
+            raise AgentDefinitionError(f"Tool {name!r}: RunContext must be the first parameter.")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, pydantic.Field(default, description=param_docs.get(param.name)))
+    try:
+        model = pydantic.create_model(f"{name}_input", **fields)
+        model.model_json_schema()
+    except Exception as exc:
+        raise AgentDefinitionError(f"Tool {name!r}: its parameters cannot be turned into a JSON schema: {exc}") from exc
+    return takes_ctx, tuple(fields), model
+
+
+def is_run_context(annotation: object) -> bool:
+    """Whether an annotation is ``RunContext`` or ``RunContext[...]``."""
+    return annotation is RunContext or typing.get_origin(annotation) is RunContext
+
+
+_SECTION_RE = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+_ARG_RE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into the description and the ``Args:`` descriptions."""
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    arg_indent = 0
+    for line in doc.splitlines():
+        stripped = line.strip()
+        header = _SECTION_RE.match(stripped)
+        if header and not line.startswith((" ", "\t")):
+            section, current = header.group(1), None
+            continue
+        if section is None:
+            description.append(line)
+        elif section in ("Args", "Arguments", "Parameters") and stripped:
+            arg = _ARG_RE.match(stripped)
+            indent = len(line) - len(line.lstrip())
+            if arg and (current is None or indent <= arg_indent):
+                current, arg_indent = arg.group(1).lstrip("*"), indent
+                params[current] = arg.group(2).strip()
+            elif current is not None:
+                params[current] = f"{params[current]} {stripped}".strip()
+    return "\n".join(description).strip(), params
+
+
+async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Await an async function on the loop; run a sync one in a worker thread (never on the loop)."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
+        return await fn(*args, **kwargs)
+    result = await asyncio.to_thread(fn, *args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def render_result(value: object) -> str:
+    """Turn a handler's return value into tool-result text: ``str`` as is, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump_json()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    return pydantic_core.to_json(value, fallback=str).decode()
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cap ``text`` at ``limit`` characters with a visible marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    return f"{text[:limit]}\n[... truncated: {cut} of {len(text)} characters cut ...]"
+
+
+def format_validation_errors(exc: pydantic.ValidationError) -> str:
+    """One ``- path: message`` line per pydantic error."""
+    return "\n".join(f"- {line}" for line in validation_error_lines(exc))
+
+
+def validation_error_lines(exc: pydantic.ValidationError) -> list[str]:
+    """``path: message`` for each pydantic error (``(root)`` for whole-object errors)."""
+    lines = []
+    for error in exc.errors(include_url=False):
+        path = ".".join(str(part) for part in error["loc"]) or "(root)"
+        lines.append(f"{path}: {error['msg']}")
+    return lines
