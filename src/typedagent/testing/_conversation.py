@@ -1,0 +1,105 @@
+"""Checks and views of a run's conversation: API validity, plain data, a compact transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["ConversationError", "assert_valid_conversation", "conversation_problems", "format_conversation"]
+
+
+class ConversationError(AssertionError):
+    """The conversation would be rejected by the Messages API."""
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content or ())
+
+
+def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every reason the Messages API would reject ``messages`` as a conversation (empty when valid).
+
+    Checked: the first turn is the user's; roles alternate; every ``tool_use`` of an assistant turn is
+    answered by a ``tool_result`` with the same id, in the same order, first in the next user turn;
+    no ``tool_result`` answers anything else; tool_use ids are unique.
+    """
+    problems: list[str] = []
+    if not messages:
+        return ["the conversation is empty"]
+    if messages[0].get("role") != "user":
+        problems.append("message 0: the first turn must be the user's")
+    seen_ids: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            problems.append(f"message {index}: role {role!r} is not 'user' or 'assistant'")
+            continue
+        if index and messages[index - 1].get("role") == role:
+            problems.append(f"message {index}: two {role} turns in a row")
+        blocks = _blocks(message)
+        if not blocks:
+            problems.append(f"message {index}: empty content")
+        if role == "assistant":
+            uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+            for use_id in uses:
+                if use_id in seen_ids:
+                    problems.append(f"message {index}: tool_use id {use_id!r} repeats an earlier one")
+                seen_ids.add(str(use_id))
+            if not uses:
+                continue
+            if index + 1 >= len(messages):
+                problems.append(f"message {index}: tool_use {uses} not answered (the conversation ends)")
+                continue
+            reply = _blocks(messages[index + 1])
+            results = [b.get("tool_use_id") for b in reply if b.get("type") == "tool_result"]
+            leading = [b.get("tool_use_id") for b in reply[: len(uses)] if b.get("type") == "tool_result"]
+            if results != uses or leading != uses:
+                problems.append(f"message {index + 1}: must start with tool_results for {uses} in order, has {results}")
+        else:
+            answered: list[Any] = []
+            if index:
+                answered = [b.get("id") for b in _blocks(messages[index - 1]) if b.get("type") == "tool_use"]
+            for block in blocks:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") not in answered:
+                    problems.append(
+                        f"message {index}: tool_result for {block.get('tool_use_id')!r} answers no tool_use "
+                        "of the previous turn"
+                    )
+    return problems
+
+
+def assert_valid_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Raise ``ConversationError`` (an AssertionError) listing every problem, with a transcript."""
+    problems = conversation_problems(messages)
+    if problems:
+        listing = "\n".join(f"  - {p}" for p in problems)
+        raise ConversationError(f"conversation is not API-valid:\n{listing}\n{format_conversation(messages)}")
+
+
+def format_conversation(messages: Sequence[Mapping[str, Any]], *, width: int = 100) -> str:
+    """A compact transcript, one line per block, for failure messages."""
+
+    def clip(value: object) -> str:
+        line = str(value).replace("\n", "\\n")
+        return line if len(line) <= width else f"{line[: width - 1]}…"
+
+    lines = []
+    for index, message in enumerate(messages):
+        for block in _blocks(message):
+            kind = block.get("type")
+            if kind == "text":
+                detail = clip(block.get("text"))
+            elif kind == "tool_use":
+                detail = clip(f"{block.get('name')}#{block.get('id')} {block.get('input')}")
+            elif kind == "tool_result":
+                flag = " ERROR" if block.get("is_error") else ""
+                detail = clip(f"#{block.get('tool_use_id')}{flag} {block.get('content')}")
+            elif kind == "thinking":
+                detail = clip(block.get("thinking"))
+            else:
+                detail = kind or "?"
+            lines.append(f"[{index}] {message.get('role')}: {kind}: {detail}")
+    return "\n".join(lines)
