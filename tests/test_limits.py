@@ -1,0 +1,268 @@
+"""Abort, timeout, token budget and task cancellation (SPEC §5 "Abort" and "Limits")."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from support import GOOD, assert_api_valid, results_of, run, triage_agent
+
+from typedagent import (
+    AgentErrorCode,
+    AgentExecutionError,
+    AttemptOutcome,
+    CancelledContext,
+    ExecuteCallbacks,
+    ExecutionLimits,
+    ExecutionState,
+    TimeoutContext,
+    TokenBudgetContext,
+    ToolCall,
+    execute_agent,
+    tool,
+)
+from typedagent.testing import ScriptedClient, output_call, response, tool_call, usage
+
+
+class HangingClient(ScriptedClient):
+    """Serves the script, but the request number ``hang_on`` never answers."""
+
+    def __init__(self, script: list[Any], hang_on: int) -> None:
+        super().__init__(script)
+        self.hang_on = hang_on
+        self.started = asyncio.Event()
+        self.cancelled = False
+        outer = self
+
+        class _Messages:
+            async def create(self, **params: Any) -> Any:
+                if len(outer.requests) + 1 == outer.hang_on:
+                    outer.requests.append(params)
+                    outer.started.set()
+                    try:
+                        await asyncio.sleep(3600)
+                    except asyncio.CancelledError:
+                        outer.cancelled = True
+                        raise
+                return outer._serve(params)
+
+        self.messages = _Messages()  # type: ignore[assignment]
+
+
+@tool
+async def lookup(query: str) -> str:
+    """Look up."""
+    return query
+
+
+async def test_abort_before_start() -> None:
+    """An event set before the run starts cancels it in phase 'attempt' with no API call."""
+    stop = asyncio.Event()
+    stop.set()
+    client = ScriptedClient([output_call(GOOD)])
+    result = await execute_agent(triage_agent(), "x", client=client, abort_event=stop)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
+    assert result.error.context == CancelledContext(phase="attempt", attempt=1, iteration=0)
+    assert client.requests == []
+    assert result.metadata.iterations == 0
+
+
+async def test_abort_between_iterations() -> None:
+    """An event set by a tool is seen before the next API call: phase 'iteration', tokens kept."""
+    stop = threading.Event()
+
+    @tool
+    def stopper() -> str:
+        """Stops the run."""
+        stop.set()
+        return "stopping"
+
+    client = ScriptedClient([tool_call("stopper"), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[stopper]), client, abort_event=stop)
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="iteration", attempt=1, iteration=1)
+    assert result.metadata.tokens.total == 15
+    assert len(client.requests) == 1
+    assert [a.outcome for a in result.metadata.attempts] == [AttemptOutcome.EXECUTION_CANCELLED]
+
+
+@pytest.mark.parametrize("event_type", [asyncio.Event, threading.Event])
+async def test_abort_interrupts_in_flight_call_within_100ms(event_type: type[Any]) -> None:
+    """Setting the event during an API call interrupts it within 100 ms (asyncio and threading events)."""
+    stop = event_type()
+    client = HangingClient([tool_call("lookup", {"query": "a"})], hang_on=2)
+    task = asyncio.create_task(execute_agent(triage_agent(helpers=[lookup]), "x", client=client, abort_event=stop))
+    await asyncio.wait_for(client.started.wait(), 5)
+    set_at = time.monotonic()
+    stop.set()
+    result = await asyncio.wait_for(task, 5)
+    elapsed = time.monotonic() - set_at
+    assert elapsed < 0.1
+    assert client.cancelled
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="iteration", attempt=1, iteration=2)
+    assert result.metadata.iterations == 2
+    assert result.metadata.tokens.total == 15
+
+
+async def test_abort_during_tool_execution() -> None:
+    """Setting the event while tools run interrupts them; every tool_use is still answered."""
+    stop = asyncio.Event()
+    started = asyncio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Slow."""
+        started.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    client = ScriptedClient([response(tool_call("slow"), tool_call("slow"))])
+    task = asyncio.create_task(execute_agent(triage_agent(helpers=[slow]), "x", client=client, abort_event=stop))
+    await asyncio.wait_for(started.wait(), 5)
+    stop.set()
+    result = await asyncio.wait_for(task, 1)
+    assert_api_valid(result, client)
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="tool", attempt=1, iteration=1)
+    assert [c for _, c, _ in results_of(result.metadata.messages[2])] == [
+        "Error: not run: the execution stopped while tools were running."
+    ] * 2
+
+
+async def test_abort_set_by_callback_before_tools_run() -> None:
+    """An event set just before a tool batch stops it in phase 'tool' before any handler runs."""
+    stop = asyncio.Event()
+    ran: list[str] = []
+
+    @tool
+    def work() -> str:
+        """Work."""
+        ran.append("x")
+        return "x"
+
+    def on_call(state: ExecutionState, event: ToolCall) -> None:
+        stop.set()
+
+    client = ScriptedClient([tool_call("work")])
+    result = await run(
+        triage_agent(helpers=[work]), client, abort_event=stop, callbacks=ExecuteCallbacks(on_tool_call=on_call)
+    )
+    assert ran == []
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="tool", attempt=1, iteration=1)
+    assert results_of(result.metadata.messages[2]) == [
+        ("toolu_01_001", "Error: not run: the execution stopped before this tool ran.", True)
+    ]
+
+
+async def test_timeout_interrupts_in_flight_call() -> None:
+    """timeout_s is a wall-clock deadline: a hanging API call is interrupted and the run fails with TIMEOUT."""
+    client = HangingClient([], hang_on=1)
+    started = time.monotonic()
+    result = await execute_agent(triage_agent(), "x", client=client, limits=ExecutionLimits(timeout_s=0.05))
+    assert time.monotonic() - started < 1
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TIMEOUT
+    assert result.error.context == TimeoutContext(timeout_s=0.05, phase="iteration", attempt=1, iteration=1)
+
+
+async def test_timeout_interrupts_tools() -> None:
+    """A tool still running when the deadline passes is interrupted: TIMEOUT in phase 'tool'."""
+
+    @tool
+    async def slow() -> str:
+        """Slow."""
+        await asyncio.sleep(3600)
+        return "never"
+
+    client = ScriptedClient([tool_call("slow")])
+    result = await run(triage_agent(helpers=[slow]), client, limits=ExecutionLimits(timeout_s=0.1))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TIMEOUT
+    assert isinstance(result.error.context, TimeoutContext)
+    assert result.error.context.phase == "tool"
+
+
+async def test_timeout_checked_before_next_call() -> None:
+    """A deadline that passes during a sync tool is noticed before the next API call."""
+
+    @tool
+    def sleepy() -> str:
+        """Sleeps."""
+        time.sleep(0.15)
+        return "done"
+
+    client = ScriptedClient([tool_call("sleepy"), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[sleepy]), client, limits=ExecutionLimits(timeout_s=0.1))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TIMEOUT
+
+
+async def test_token_budget_checked_before_each_call() -> None:
+    """Once the total reaches max_total_tokens, the next call is not made: TOKEN_BUDGET_EXCEEDED."""
+    client = ScriptedClient(
+        [
+            response(tool_call("lookup", {"query": "a"}), usage=usage(60, 10)),
+            response(tool_call("lookup", {"query": "b"}), usage=usage(60, 10)),
+            output_call(GOOD),
+        ]
+    )
+    result = await run(triage_agent(helpers=[lookup]), client, limits=ExecutionLimits(max_total_tokens=100))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TOKEN_BUDGET_EXCEEDED
+    assert result.error.context == TokenBudgetContext(max_total_tokens=100, total_tokens=140, attempt=1, iteration=2)
+    assert len(client.requests) == 2
+
+
+async def test_task_cancellation_propagates() -> None:
+    """Cancelling the task running execute_agent raises CancelledError; it is not swallowed."""
+    client = HangingClient([], hang_on=1)
+    task = asyncio.create_task(execute_agent(triage_agent(), "x", client=client, abort_event=asyncio.Event()))
+    await asyncio.wait_for(client.started.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert client.cancelled
+
+
+async def test_task_cancellation_propagates_without_guard() -> None:
+    """With no abort event or timeout, cancellation still propagates from the API call."""
+    client = HangingClient([], hang_on=1)
+    task = asyncio.create_task(execute_agent(triage_agent(), "x", client=client))
+    await asyncio.wait_for(client.started.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_unwrap_raises_execution_error() -> None:
+    """unwrap() on a failure raises AgentExecutionError carrying the same error."""
+    stop = asyncio.Event()
+    stop.set()
+    result = await execute_agent(triage_agent(), "x", client=ScriptedClient(), abort_event=stop)
+    assert not result.ok
+    with pytest.raises(AgentExecutionError) as caught:
+        result.unwrap()
+    assert caught.value.error is result.error
+    assert caught.value.code is AgentErrorCode.EXECUTION_CANCELLED
+    assert str(caught.value).startswith("EXECUTION_CANCELLED: The execution was cancelled")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_total_tokens": 0}, "max_total_tokens must be an int >= 1"),
+        ({"max_total_tokens": True}, "max_total_tokens must be an int >= 1"),
+        ({"timeout_s": 0}, "timeout_s must be a positive number"),
+        ({"timeout_s": "5"}, "timeout_s must be a positive number"),
+    ],
+)
+def test_limits_reject_bad_values(kwargs: dict[str, Any], message: str) -> None:
+    """ExecutionLimits rejects non-positive or wrongly typed limits at construction."""
+    with pytest.raises(ValueError, match=message):
+        ExecutionLimits(**kwargs)

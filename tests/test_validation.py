@@ -1,0 +1,269 @@
+"""Validation and reflection (SPEC §5): candidates, feedback, validators, submit, and attempts."""
+
+from __future__ import annotations
+
+import asyncio
+
+from support import GOOD, Triage, reflecting, results_of, run, triage_agent
+
+from typedagent import (
+    AgentErrorCode,
+    AttemptErrorsContext,
+    AttemptOutcome,
+    OutputRejected,
+    OutputTool,
+    RunContext,
+    ValidationConfig,
+    ValidatorErrorContext,
+)
+from typedagent.testing import ScriptedClient, output_call, response, submit_call
+
+BAD = {"severity": 9, "summary": "too severe"}
+
+
+async def test_validation_schema_failure_then_success() -> None:
+    """A schema-invalid output is answered with every error and its field path; the next attempt succeeds."""
+    client = ScriptedClient([output_call({"severity": "high"}), output_call(GOOD)])
+    result = await run(triage_agent(), client)
+    assert result.ok
+    attempts = result.metadata.attempts
+    assert [a.outcome for a in attempts] == [AttemptOutcome.VALIDATION_FAILED, AttemptOutcome.SUCCESS]
+    assert attempts[0].validation_errors == (
+        "severity: Input should be a valid integer, unable to parse string as an integer",
+        "summary: Field required",
+    )
+    assert attempts[0].candidate == {"severity": "high"}
+    [(_, feedback, is_error)] = results_of(result.metadata.messages[2])
+    assert is_error
+    assert feedback == (
+        "Error: output rejected. Fix every problem below and call 'final_output' again with a corrected output:\n"
+        "- severity: Input should be a valid integer, unable to parse string as an integer\n"
+        "- summary: Field required"
+    )
+
+
+async def test_validation_several_validators_all_messages_collected() -> None:
+    """Every validator runs on a schema-valid candidate; every rejection message is collected."""
+    seen: list[str] = []
+
+    def not_urgent(out: Triage) -> None:
+        seen.append("sync")
+        if out.severity > 1:
+            raise OutputRejected("severity must be 1 for this customer")
+
+    async def long_summary(out: Triage) -> None:
+        seen.append("async")
+        await asyncio.sleep(0)
+        if len(out.summary) < 50:
+            raise OutputRejected("summary must be at least 50 characters")
+
+    def fine(out: Triage, ctx: RunContext[None]) -> None:
+        seen.append(f"ctx attempt {ctx.attempt}")
+
+    agent = triage_agent(validators=[not_urgent, long_summary, fine], validation=ValidationConfig(max_attempts=1))
+    result = await run(agent, ScriptedClient([output_call(GOOD)]))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATION_FAILED
+    assert seen == ["sync", "async", "ctx attempt 1"]
+    assert result.error.context == AttemptErrorsContext(
+        attempt_errors=(("severity must be 1 for this customer", "summary must be at least 50 characters"),)
+    )
+    [(_, feedback, _)] = results_of(result.metadata.messages[2])
+    assert feedback.endswith("\n- severity must be 1 for this customer\n- summary must be at least 50 characters")
+
+
+async def test_validation_validators_skipped_when_schema_fails() -> None:
+    """Custom validators only see candidates that passed the schema."""
+    calls: list[Triage] = []
+    agent = triage_agent(validators=[calls.append], validation=ValidationConfig(max_attempts=1))
+    result = await run(agent, ScriptedClient([output_call(BAD)]))
+    assert not result.ok
+    assert calls == []
+
+
+async def test_validation_validator_crash_is_validator_error() -> None:
+    """A validator raising anything but OutputRejected fails the run with VALIDATOR_ERROR, no retry."""
+
+    def buggy(out: Triage) -> None:
+        raise KeyError("oops")
+
+    client = ScriptedClient([output_call(GOOD), output_call(GOOD)])
+    result = await run(triage_agent(validators=[buggy]), client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert result.error.context == ValidatorErrorContext(
+        validator="test_validation_validator_crash_is_validator_error.<locals>.buggy", error_type="KeyError", attempt=1
+    )
+    assert isinstance(result.error.cause, KeyError)
+    assert result.error.last_output == GOOD.model_dump()
+    assert len(client.requests) == 1
+    [(_, content, is_error)] = results_of(result.metadata.messages[2])
+    assert is_error
+    assert content == "Error: the output could not be validated (a validator crashed)."
+
+
+async def test_validation_all_attempts_fail_keeps_everything() -> None:
+    """When every attempt fails, every attempt is recorded and the last candidate is kept."""
+    client = ScriptedClient([output_call(BAD), output_call({"severity": 0, "summary": "z"}), output_call(BAD)])
+    result = await run(triage_agent(), client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATION_FAILED
+    assert result.error.last_output == BAD
+    attempts = result.metadata.attempts
+    assert [a.number for a in attempts] == [1, 2, 3]
+    assert [a.candidate for a in attempts] == [BAD, {"severity": 0, "summary": "z"}, BAD]
+    assert isinstance(result.error.context, AttemptErrorsContext)
+    assert result.error.context.attempt_errors == (
+        ("severity: Input should be less than or equal to 5",),
+        ("severity: Input should be greater than or equal to 1",),
+        ("severity: Input should be less than or equal to 5",),
+    )
+    assert "No valid output after 3 attempt(s)" in result.error.message
+    assert result.metadata.tokens.total == 45
+
+
+async def test_validation_several_output_calls_last_one_is_the_candidate() -> None:
+    """Without reflection, the last output call of a response is validated; earlier ones are superseded."""
+    client = ScriptedClient([response(output_call(BAD), output_call(GOOD))])
+    result = await run(triage_agent(), client)
+    assert result.ok
+    assert results_of(result.metadata.messages[2]) == [
+        ("toolu_01_001", "Superseded: only the last 'final_output' call of a response is validated.", False),
+        ("toolu_01_002", "Output accepted.", False),
+    ]
+
+
+async def test_reflection_refine_then_submit() -> None:
+    """Reflection: output calls are previewed, the model refines, and submit validates the latest candidate."""
+    refined = Triage(severity=3, summary="VPN drops hourly on Wi-Fi")
+    client = ScriptedClient([output_call(GOOD), output_call(refined), submit_call()])
+    result = await run(triage_agent(output=reflecting()), client)
+    assert result.ok
+    assert result.output == refined
+    messages = result.metadata.messages
+    assert results_of(messages[2]) == [("toolu_01_001", "severity 2: VPN drops hourly", False)]
+    assert results_of(messages[4]) == [("toolu_02_002", "severity 3: VPN drops hourly on Wi-Fi", False)]
+    assert results_of(messages[6]) == [("toolu_03_003", "Output accepted.", False)]
+    assert result.metadata.attempts[0].iterations == 3
+
+
+async def test_reflection_output_and_submit_in_one_response() -> None:
+    """Output and submit in the same response: the output is previewed, then validated and accepted."""
+    client = ScriptedClient([response(output_call(GOOD), submit_call())])
+    result = await run(triage_agent(output=reflecting()), client)
+    assert result.ok
+    assert results_of(result.metadata.messages[2]) == [
+        ("toolu_01_001", "severity 2: VPN drops hourly", False),
+        ("toolu_01_002", "Output accepted.", False),
+    ]
+
+
+async def test_reflection_async_handler() -> None:
+    """An async reflection handler's text is the preview."""
+
+    async def preview(t: Triage) -> str:
+        await asyncio.sleep(0)
+        return f"[{t.severity}]"
+
+    client = ScriptedClient([response(output_call(GOOD), submit_call())])
+    result = await run(triage_agent(output=OutputTool(Triage, reflection_handler=preview)), client)
+    assert results_of(result.metadata.messages[2])[0][1] == "[2]"
+
+
+async def test_reflection_schema_error_fed_back_early() -> None:
+    """Reflection: a schema-invalid output call is answered with the errors at once; the attempt goes on."""
+    client = ScriptedClient([output_call(BAD), output_call(GOOD), submit_call()])
+    result = await run(triage_agent(output=reflecting()), client)
+    assert result.ok
+    assert len(result.metadata.attempts) == 1
+    [(_, content, is_error)] = results_of(result.metadata.messages[2])
+    assert is_error
+    assert content == (
+        "Error: this 'final_output' input does not match the output schema, so it was not kept:\n"
+        "- severity: Input should be less than or equal to 5\n"
+        "Fix these and call 'final_output' again."
+    )
+
+
+async def test_reflection_handler_exception_keeps_candidate() -> None:
+    """A failing reflection handler is an error result, but the candidate is kept and can be submitted."""
+
+    def crash(t: Triage) -> str:
+        raise ValueError("preview service down")
+
+    client = ScriptedClient([output_call(GOOD), submit_call()])
+    result = await run(triage_agent(output=OutputTool(Triage, reflection_handler=crash)), client)
+    assert result.ok
+    assert result.output == GOOD
+    [(_, content, is_error)] = results_of(result.metadata.messages[2])
+    assert is_error
+    assert content.startswith("Error: the reflection handler failed (preview service down). Your output was kept")
+
+
+async def test_reflection_submit_before_output_fails_attempt_then_recovers() -> None:
+    """Submit with no candidate ends the attempt with SUBMIT_BEFORE_OUTPUT; the next attempt recovers."""
+    client = ScriptedClient([submit_call(), output_call(GOOD), submit_call()])
+    result = await run(triage_agent(output=reflecting()), client)
+    assert result.ok
+    attempts = result.metadata.attempts
+    assert [a.outcome for a in attempts] == [AttemptOutcome.SUBMIT_BEFORE_OUTPUT, AttemptOutcome.SUCCESS]
+    assert attempts[0].candidate is None
+    [(_, content, is_error)] = results_of(result.metadata.messages[2])
+    assert is_error
+    assert content.startswith("Error: Nothing to submit: call 'final_output' with your output first")
+
+
+async def test_reflection_candidate_does_not_carry_over_attempts() -> None:
+    """A candidate rejected in one attempt is not submitted again by a bare submit in the next."""
+    client = ScriptedClient([output_call({"severity": 1, "summary": "s"}), submit_call(), submit_call()])
+    agent = triage_agent(
+        output=reflecting(),
+        validators=[lambda t: (_ for _ in ()).throw(OutputRejected("no"))],
+        validation=ValidationConfig(max_attempts=2),
+    )
+    result = await run(agent, client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.SUBMIT_BEFORE_OUTPUT
+    assert [a.outcome for a in result.metadata.attempts] == [
+        AttemptOutcome.VALIDATION_FAILED,
+        AttemptOutcome.SUBMIT_BEFORE_OUTPUT,
+    ]
+    assert result.error.last_output == {"severity": 1, "summary": "s"}
+
+
+async def test_reflection_validation_failure_feedback_names_submit() -> None:
+    """In reflection mode the rejection is the submit call's result and asks for output, then submit."""
+    client = ScriptedClient([response(output_call(GOOD), submit_call())])
+    agent = triage_agent(
+        output=reflecting(),
+        validators=[lambda t: (_ for _ in ()).throw(OutputRejected("cite an article"))],
+        validation=ValidationConfig(max_attempts=1),
+    )
+    result = await run(agent, client)
+    assert not result.ok
+    assert results_of(result.metadata.messages[2])[1] == (
+        "toolu_01_002",
+        "Error: output rejected. Fix every problem below and call 'final_output' again with a corrected output, "
+        "then call submit:\n- cite an article",
+        True,
+    )
+
+
+async def test_reflection_several_submits_last_one_judged() -> None:
+    """With several submit calls in one response, the last is answered with the verdict."""
+    client = ScriptedClient([response(output_call(GOOD), submit_call(), submit_call())])
+    result = await run(triage_agent(output=reflecting()), client)
+    assert result.ok
+    contents = [c for _, c, _ in results_of(result.metadata.messages[2])]
+    assert contents[1] == "Submit received; the last submit call of this response is the one validated."
+    assert contents[2] == "Output accepted."
+
+
+async def test_reflection_without_submit_keeps_iterating() -> None:
+    """In reflection mode an output call alone does not end the attempt."""
+    client = ScriptedClient([output_call(GOOD), output_call(GOOD)])
+    agent = triage_agent(output=reflecting(), validation=ValidationConfig(max_iterations_per_attempt=2))
+    result = await run(agent, client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.MAX_ITERATIONS
+    assert result.error.last_output == GOOD.model_dump()
