@@ -1,0 +1,218 @@
+"""Defining agents (SPEC §3): the definition's shape and every definition-time error."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, RootModel
+from support import Triage, reflecting, triage_agent
+
+from typedagent import (
+    AgentDefinitionError,
+    HelperTool,
+    OutputTool,
+    RunContext,
+    ValidationConfig,
+    define_agent,
+    tool,
+)
+
+
+@tool
+def search_kb(query: str, limit: int = 3) -> list[str]:
+    """Search the knowledge base; returns article ids.
+
+    Args:
+        query: Words to look for.
+        limit: How many ids to return at most.
+    """
+    return []
+
+
+def test_definition_exposes_its_parts() -> None:
+    """AgentDefinition exposes name, model, output, helpers, validators, validation and defaults."""
+
+    def check(out: Triage) -> None:
+        return None
+
+    agent = triage_agent(helpers=[search_kb], validators=[check])
+    assert agent.name == "triage"
+    assert agent.model == "claude-sonnet-4-5"
+    assert agent.output.schema is Triage
+    assert agent.helpers == (search_kb,)
+    assert agent.validators == (check,)
+    assert agent.validation == ValidationConfig(max_attempts=3, max_iterations_per_attempt=15)
+    assert agent.max_tokens == 4096
+    assert agent.prompt_caching is True
+    assert agent.max_tool_result_chars == 100_000
+    assert agent.deps_type is None
+    assert agent.reflection_enabled is False
+
+
+def test_definition_is_immutable() -> None:
+    """AgentDefinition (and its settings) cannot be changed after definition."""
+    agent = triage_agent(model_settings={"temperature": 0})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        agent.model = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        agent.model_settings["temperature"] = 1  # type: ignore[index]
+
+
+def test_definition_tool_params_exact() -> None:
+    """tool_params() is exactly what the API receives: helpers, output, then submit when reflecting."""
+    agent = triage_agent(helpers=[search_kb], output=reflecting(name="emit_triage", description="Report it."))
+    assert agent.reflection_enabled
+    assert agent.tool_params() == [
+        {
+            "name": "search_kb",
+            "description": "Search the knowledge base; returns article ids.",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "title": "Query", "description": "Words to look for."},
+                    "limit": {
+                        "type": "integer",
+                        "title": "Limit",
+                        "default": 3,
+                        "description": "How many ids to return at most.",
+                    },
+                },
+                "required": ["query"],
+            },
+        },
+        {
+            "name": "emit_triage",
+            "description": "Report it.",
+            "input_schema": {
+                "description": "The output type most tests use.",
+                "type": "object",
+                "properties": {
+                    "severity": {"type": "integer", "title": "Severity", "minimum": 1, "maximum": 5},
+                    "summary": {"type": "string", "title": "Summary"},
+                },
+                "required": ["severity", "summary"],
+            },
+        },
+        {
+            "name": "submit",
+            "description": (
+                "Submit your final output for validation. Call this when you are satisfied with your output."
+            ),
+            "input_schema": {"type": "object", "properties": {}},
+        },
+    ]
+
+
+def test_definition_strict_output_tool() -> None:
+    """strict=True sends the tool with strict: true and a strict-compatible schema."""
+    param = OutputTool(Triage, strict=True).to_param()
+    assert param["strict"] is True  # type: ignore[typeddict-item]
+    assert param["input_schema"]["additionalProperties"] is False  # type: ignore[index]
+
+
+def test_definition_no_submit_without_reflection() -> None:
+    """Without a reflection handler there is no submit tool, and a helper may be called submit."""
+    submit = HelperTool(definition={"name": "submit", "input_schema": {"type": "object"}}, handler=lambda d: "ok")
+    agent = triage_agent(helpers=[submit])
+    assert [p["name"] for p in agent.tool_params()] == ["submit", "final_output"]
+
+
+class NotAnObject(RootModel[list[int]]):
+    """A model whose schema is an array."""
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: triage_agent(helpers=[search_kb, search_kb]), "Two helpers are named 'search_kb'"),
+        (lambda: triage_agent(helpers=[tool(lambda: 1, name="final_output")]), "has the output tool's name"),
+        (
+            lambda: triage_agent(output=reflecting(), helpers=[tool(lambda: 1, name="submit")]),
+            "clashes with the submit tool",
+        ),
+        (lambda: tool(lambda: 1, name="bad name!"), "'bad name!' is not a valid tool name"),
+        (lambda: tool(lambda: 1, name="x" * 65), "is not a valid tool name"),
+        (lambda: OutputTool(Triage, name="has space"), "'has space' is not a valid tool name"),
+        (lambda: OutputTool(NotAnObject), "must produce a JSON object schema"),
+        (lambda: OutputTool(dict), "needs a pydantic model class"),  # type: ignore[type-var]
+        (lambda: ValidationConfig(max_attempts=0), "max_attempts must be an int >= 1"),
+        (lambda: ValidationConfig(max_iterations_per_attempt=0), "max_iterations_per_attempt must be an int >= 1"),
+        (lambda: ValidationConfig(max_attempts="3"), "max_attempts must be an int >= 1"),  # type: ignore[arg-type]
+        (lambda: triage_agent(max_tokens=0), r"max_tokens=\.\.\.\) must be an int >= 1"),
+        (lambda: triage_agent(name=""), r"name=\.\.\.\) must be a non-empty string"),
+        (lambda: triage_agent(model=None), r"model=\.\.\.\) must be a model id string"),
+        (lambda: triage_agent(output=Triage), "wrap your model class as `OutputTool"),
+        (lambda: triage_agent(helpers=[print]), "decorate the function with @tool"),
+        (lambda: triage_agent(validators=["nope"]), "validators must be callables"),
+        (lambda: triage_agent(instructions=42), "must be a string or a callable"),
+        (lambda: triage_agent(model_settings={"tools": []}), "model_settings cannot set 'tools'"),
+        (
+            lambda: HelperTool(definition={"name": "x", "input_schema": {"type": "array"}}, handler=print),
+            'needs an \'input_schema\' with "type": "object"',
+        ),
+        (lambda: HelperTool(definition="x", handler=print), "must be a tool definition dict"),  # type: ignore[arg-type]
+        (lambda: HelperTool(definition={"name": "x", "input_schema": {"type": "object"}}, handler=1), "callable"),  # type: ignore[arg-type]
+        (lambda: tool(lambda *a: 1, name="star"), r"\*args and \*\*kwargs cannot be described"),
+        (lambda: tool(lambda a, /: 1, name="pos"), "is positional-only"),
+        (lambda: tool(lambda: 1, name="t", timeout_s=0), "timeout_s must be a positive number"),
+        (lambda: tool(42), "@tool needs a function"),  # type: ignore[call-overload]
+    ],
+)
+def test_definition_errors_say_how_to_fix(make: Any, message: str) -> None:
+    """Invalid definitions raise AgentDefinitionError (a ValueError) at definition time."""
+    with pytest.raises(AgentDefinitionError, match=message) as caught:
+        make()
+    assert isinstance(caught.value, ValueError)
+
+
+class Opaque:
+    """A type pydantic cannot describe."""
+
+
+def test_definition_run_context_must_be_first() -> None:
+    """A RunContext parameter anywhere but first is a definition error."""
+
+    def misplaced(query: str, ctx: RunContext[None]) -> str:
+        return query
+
+    with pytest.raises(AgentDefinitionError, match="RunContext must be the first parameter"):
+        tool(misplaced)
+
+
+def test_definition_unschemable_parameter() -> None:
+    """A parameter type pydantic cannot describe is a definition error naming the tool."""
+
+    def odd(thing: Opaque) -> str:
+        return ""
+
+    with pytest.raises(AgentDefinitionError, match="Tool 'odd': its parameters cannot be turned into a JSON schema"):
+        tool(odd)
+
+
+def test_definition_unresolvable_hints() -> None:
+    """Type hints that cannot be resolved are reported with the tool's name."""
+
+    def broken(x: NotDefinedAnywhere) -> str:  # type: ignore[name-defined]  # noqa: F821
+        return ""
+
+    with pytest.raises(AgentDefinitionError, match="Tool 'broken': cannot resolve the type hints"):
+        tool(broken)
+
+
+def test_definition_deps_type_recorded() -> None:
+    """deps_type is recorded on the definition."""
+
+    class Db(BaseModel):
+        url: str
+
+    assert triage_agent(deps_type=Db).deps_type is Db
+
+
+def test_definition_agent_repr_is_readable() -> None:
+    """The definition's repr shows the name and model, not private caches."""
+    text = repr(triage_agent())
+    assert "name='triage'" in text
+    assert "_tool_params" not in text
+    assert define_agent(name="n", model="m", output=OutputTool(Triage)).output.name == "final_output"
