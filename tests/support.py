@@ -22,7 +22,7 @@ GOOD = Triage(severity=2, summary="VPN drops hourly")
 
 def triage_agent(**overrides: Any) -> AgentDefinition[Triage, None]:
     """A small agent; keyword arguments override ``define_agent`` parameters."""
-    params: dict[str, Any] = {"name": "triage", "model": "claude-sonnet-4-5", "output": OutputTool(Triage)}
+    params: dict[str, Any] = {"name": "triage", "model": "claude-sonnet-4-6", "output": OutputTool(Triage)}
     params.update(overrides)
     return define_agent(**params)
 

@@ -39,7 +39,7 @@ def test_definition_exposes_its_parts() -> None:
 
     agent = triage_agent(helpers=[search_kb], validators=[check])
     assert agent.name == "triage"
-    assert agent.model == "claude-sonnet-4-5"
+    assert agent.model == "claude-sonnet-4-6"
     assert agent.output.schema is Triage
     assert agent.helpers == (search_kb,)
     assert agent.validators == (check,)

@@ -68,7 +68,7 @@ async def test_loop_request_shape() -> None:
     agent = triage_agent(instructions="You triage tickets.", helpers=[lookup], model_settings={"temperature": 0.2})
     await run(agent, client)
     request = client.requests[0]
-    assert request["model"] == "claude-sonnet-4-5"
+    assert request["model"] == "claude-sonnet-4-6"
     assert request["max_tokens"] == 4096
     assert request["system"].startswith("You triage tickets.\n\n## How to answer")
     assert "`final_output`" in request["system"]

@@ -25,7 +25,7 @@ def message(content: list[dict[str, Any]], stop_reason: str = "tool_use", **usag
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
@@ -74,7 +74,7 @@ async def test_sdk_path_round_trip() -> None:
     assert result.metadata.tokens.total == 130
     assert_valid_conversation(result.metadata.messages)
     first, second = seen
-    assert first["model"] == "claude-sonnet-4-5"
+    assert first["model"] == "claude-sonnet-4-6"
     assert first["tool_choice"] == {"type": "any"}
     assert first["cache_control"] == {"type": "ephemeral"}
     assert [t["name"] for t in first["tools"]] == ["lookup", "final_output"]
