@@ -156,7 +156,7 @@ def define_agent(
 
     Args:
         name: Agent name (callbacks, errors, logs).
-        model: Anthropic model id, e.g. ``"claude-sonnet-4-5"``.
+        model: Anthropic model id, e.g. ``"claude-sonnet-4-6"``.
         output: The output tool; ``OutputTool(Model)`` makes ``Model`` the result type.
         instructions: System prompt: a string, or a callable taking the ``RunContext``.
         helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``.
