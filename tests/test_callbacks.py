@@ -159,3 +159,20 @@ async def test_callbacks_validation_failure_for_text_reply() -> None:
     assert len(failures) == 1
     assert failures[0].outcome is AttemptOutcome.INVALID_RESPONSE
     assert failures[0].candidate is None
+
+
+async def test_callbacks_fire_for_calls_that_are_not_run() -> None:
+    """Calls in a cut-off response still fire on_tool_call and on_tool_result (with the error sent)."""
+    events: list[tuple[str, str, bool]] = []
+    callbacks = ExecuteCallbacks(
+        on_tool_call=lambda s, e: events.append(("call", e.name, False)),
+        on_tool_result=lambda s, e: events.append(("result", e.content, e.is_error)),
+    )
+    client = ScriptedClient(
+        [response(tool_call("lookup", {"query": "x"}), stop_reason="max_tokens"), output_call(GOOD)]
+    )
+    await run(triage_agent(helpers=[lookup]), client, callbacks=callbacks)
+    assert events[:2] == [
+        ("call", "lookup", False),
+        ("result", "Error: not run: the response was cut off at max_tokens.", True),
+    ]

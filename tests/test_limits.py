@@ -266,3 +266,29 @@ def test_limits_reject_bad_values(kwargs: dict[str, Any], message: str) -> None:
     """ExecutionLimits rejects non-positive or wrongly typed limits at construction."""
     with pytest.raises(ValueError, match=message):
         ExecutionLimits(**kwargs)
+
+
+async def test_abort_keeps_results_of_tools_that_finished() -> None:
+    """Tools that finished before the abort keep their results (even empty ones); the rest are answered."""
+    stop = asyncio.Event()
+
+    @tool
+    async def quick() -> str:
+        """Returns an empty result at once."""
+        return ""
+
+    @tool
+    async def stuck() -> str:
+        """Never returns; sets the abort once quick is done."""
+        await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    client = ScriptedClient([response(tool_call("quick"), tool_call("stuck"))])
+    result = await run(triage_agent(helpers=[quick, stuck]), client, abort_event=stop)
+    assert not result.ok
+    assert results_of(result.metadata.messages[2]) == [
+        ("toolu_01_001", "", False),
+        ("toolu_01_002", "Error: not run: the execution stopped while tools were running.", True),
+    ]

@@ -22,7 +22,7 @@ from ._callbacks import (
     ValidationFailure,
     invoke_callback,
 )
-from ._client import MessagesClient, default_client, describe_api_error
+from ._client import MessagesClient, check_response, default_client, describe_api_error
 from ._context import RunContext
 from ._definition import AgentDefinition
 from ._errors import (
@@ -39,8 +39,9 @@ from ._errors import (
     TimeoutContext,
     TokenBudgetContext,
     ValidatorErrorContext,
+    safe_str,
 )
-from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted
+from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted, Overran, within
 from ._output import SUBMIT_TOOL_NAME
 from ._prompt import build_messages, build_system_prompt
 from ._results import (
@@ -102,6 +103,7 @@ class _Reply:
     content: str = ""
     is_error: bool = False
     duration_ms: float = 0.0
+    done: bool = False
 
     def param(self) -> dict[str, Any]:
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.block.id, "content": self.content}
@@ -184,7 +186,7 @@ class _Run:
             self.iteration += 1
             self.iterations += 1
             try:
-                response = await self.guard.run(self.client.messages.create(**self.params))
+                response = check_response(await self.guard.run(self.client.messages.create(**self.params)))
             except Interrupted as interrupted:
                 return _AttemptEnd(_outcome_of(interrupted), failure=self._interrupted(interrupted, "iteration"))
             except AssertionError:
@@ -300,21 +302,25 @@ class _Run:
         block = reply.block
         helper = self.agent.helper(block.name)
         if helper is None:
-            reply.content, reply.is_error = f"Error: Unknown tool {block.name}", True
+            reply.content, reply.is_error, reply.done = f"Error: Unknown tool {block.name}", True, True
             return
         started = time.perf_counter()
         try:
             call = helper.invoke(block.input, self._context())
-            value = await (call if helper.timeout_s is None else asyncio.wait_for(call, helper.timeout_s))
+            value = await (call if helper.timeout_s is None else within(call, helper.timeout_s))
             reply.content = truncate(render_result(value), self.agent.max_tool_result_chars)
         except InvalidToolInput as exc:
             reply.content, reply.is_error = f"Error: {exc}", True
-        except TimeoutError:
+        except Overran:
             reply.content = f"Error: tool {block.name!r} did not finish within {helper.timeout_s} s and was abandoned."
             reply.is_error = True
         except Exception as exc:
             reply.content, reply.is_error = f"Error: {_describe(exc)}", True
+        if reply.is_error:
+            # Error text comes from user code too (exception messages), so it is capped like any result.
+            reply.content = truncate(reply.content, self.agent.max_tool_result_chars)
         reply.duration_ms = (time.perf_counter() - started) * 1000
+        reply.done = True
 
     async def _reflect(self, reply: _Reply) -> None:
         """Reflection mode: parse the output call; a valid one becomes the candidate and is previewed."""
@@ -336,6 +342,7 @@ class _Run:
                     f"Error: the reflection handler failed ({_describe(exc)}). Your output was kept as the "
                     "candidate; call submit to have it validated, or call the output tool again to change it."
                 )
+                reply.content = truncate(reply.content, self.agent.max_tool_result_chars)
                 reply.is_error = True
         reply.duration_ms = (time.perf_counter() - started) * 1000
 
@@ -355,8 +362,9 @@ class _Run:
             await self._send(replies)
             return self._fatal(
                 AgentErrorCode.VALIDATOR_ERROR,
-                f"Validator {crash.validator!r} raised {type(crash.error).__name__}: {crash.error}. Validators reject "
-                "an output by raising OutputRejected; anything else is a bug in the validator. Fix it and run again.",
+                f"Validator {crash.validator!r} raised {type(crash.error).__name__}: {_describe(crash.error)}. "
+                "Validators reject an output by raising OutputRejected; anything else is a bug in the validator. "
+                "Fix it and run again.",
                 ValidatorErrorContext(
                     validator=crash.validator, error_type=type(crash.error).__name__, attempt=self.attempt
                 ),
@@ -403,13 +411,18 @@ class _Run:
     async def _answer(self, replies: list[_Reply], content: str) -> None:
         """Answer every call not answered yet with an error result, then send them all."""
         for reply in replies:
-            if not reply.content:
+            if not reply.done:
                 reply.content, reply.is_error = f"Error: {content}", True
         await self._send(replies)
 
     async def _answer_unrun(self, tool_uses: list[Any], content: str) -> None:
-        if tool_uses:
-            await self._answer([_Reply(block, self._kind(block.name)) for block in tool_uses], content)
+        """Answer tool calls of a response that ends the attempt without running them (keeps the conversation valid)."""
+        replies = [_Reply(block, self._kind(block.name)) for block in tool_uses]
+        for reply in replies:
+            block = reply.block
+            await self._fire("on_tool_call", ToolCall(id=block.id, name=block.name, input=block.input, kind=reply.kind))
+        if replies:
+            await self._answer(replies, content)
 
     def _add_user_text(self, text: str) -> None:
         last = self.messages[-1]
@@ -498,7 +511,8 @@ class _Run:
         status, error_type, request_id, advice = describe_api_error(exc)
         return self._fatal(
             AgentErrorCode.API_ERROR,
-            f"The Messages API call failed ({error_type}{f', HTTP {status}' if status else ''}): {exc} {advice}",
+            f"The Messages API call failed ({error_type}{f', HTTP {status}' if status else ''}): "
+            f"{_describe(exc)} {advice}",
             ApiErrorContext(
                 status_code=status,
                 error_type=error_type,
@@ -594,8 +608,7 @@ def _thinking_on(settings: Any) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
-    message = str(exc)
-    return message if message else type(exc).__name__
+    return safe_str(exc) or type(exc).__name__
 
 
 def _rejection(agent: AgentDefinition[Any, Any], problems: Sequence[str], *, early: bool) -> str:
