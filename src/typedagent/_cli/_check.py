@@ -1,0 +1,251 @@
+"""``typedagent check``: offline validation of agent definitions, for CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from typing import Any, Final, TextIO
+
+from .._definition import AgentDefinition
+from .._tools import TOOL_NAME_RE
+from ._load import ImportFailed, Target, UsageError, agents_in, load_agent, load_module, split_target
+from ._progress import make_lines
+
+__all__ = ["add_check_parser", "check_agent", "check_command"]
+
+TOOL_KEYS: Final = frozenset(
+    {
+        "name",
+        "description",
+        "input_schema",
+        "cache_control",
+        "type",
+        "strict",
+        "eager_input_streaming",
+        "input_examples",
+        "allowed_callers",
+        "defer_loading",
+    }
+)
+"""The keys of ``anthropic.types.ToolParam``: anything else is a typo or another vendor's shape."""
+
+JSON_TYPES: Final = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+
+
+def add_check_parser(commands: Any) -> None:
+    """Register ``typedagent check``."""
+    parser = commands.add_parser(
+        "check",
+        help="validate agent definitions offline (for CI)",
+        description=(
+            "Check agent definitions without calling the API: they build, tool names and schemas are valid, "
+            "strict schemas are in the form the SDK's transform_schema produces, every tool has a description. "
+            "One line per problem on stderr. Exit status: 0 no problems, 1 problems, 2 usage error."
+        ),
+    )
+    parser.add_argument(
+        "targets",
+        nargs="+",
+        metavar="MODULE[:ATTR]",
+        help="agents to check; a module without :ATTR checks every agent defined in it",
+    )
+    parser.add_argument(
+        "--show-tools", action="store_true", help="print the tool definitions the API will receive, as JSON on stdout"
+    )
+
+
+def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Check every target; return the exit status."""
+    lines = make_lines(stderr)
+    usage_errors = 0
+    problems = 0
+    checked: list[Target] = []
+    for spec in args.targets:
+        try:
+            targets = _targets(spec)
+        except UsageError as exc:
+            lines.line(("error ", "bold red"), f"{spec}: {exc}")
+            usage_errors += 1
+            continue
+        except ImportFailed as exc:
+            lines.line(("FAIL  ", "bold red"), f"{spec}: {exc}")
+            problems += 1
+            continue
+        for target in targets:
+            found = check_agent(target.agent)
+            problems += len(found)
+            checked.append(target)
+            if not found:
+                lines.line(("ok    ", "bold green"), target.label, (f"  {_describe(target.agent)}", "dim"))
+            for problem in found:
+                lines.line(("FAIL  ", "bold red"), f"{target.label}: {problem}")
+    if args.show_tools:
+        shown = [
+            {
+                "target": target.label,
+                "agent": target.agent.name,
+                "model": target.agent.model,
+                "tools": target.agent.tool_params(),
+            }
+            for target in checked
+        ]
+        stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+        stdout.flush()
+    verdict = "no problems" if not problems else f"{problems} problem{'s' if problems != 1 else ''}"
+    lines.line(
+        (f"checked {len(checked)} agent{'s' if len(checked) != 1 else ''}: {verdict}", "bold"),
+        f"; {usage_errors} usage error{'s' if usage_errors != 1 else ''}" if usage_errors else "",
+    )
+    return 2 if usage_errors else 1 if problems else 0
+
+
+def _targets(spec: str) -> list[Target]:
+    ref, attr = split_target(spec)
+    if attr is not None:
+        return [load_agent(spec)]
+    found = agents_in(load_module(ref))
+    if not found:
+        raise UsageError(f"{ref} defines no agents at module level: name one as {ref}:ATTR")
+    return [Target(label=f"{ref}:{name}", agent=agent) for name, agent in found]
+
+
+def _describe(agent: AgentDefinition[Any, Any]) -> str:
+    helpers = len(agent.helpers)
+    reflection = ", reflection" if agent.reflection_enabled else ""
+    return f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}, output {agent.output.name!r}{reflection}"
+
+
+def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
+    """Every problem with the tool definitions ``agent`` sends, each phrased with its fix."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for param in agent.tool_params():
+        definition: Mapping[str, Any] = param
+        name = definition.get("name")
+        label = f"tool {name!r}"
+        if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
+            problems.append(f"{label}: invalid name; use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'")
+        elif name in seen:
+            problems.append(f"{label}: two tools have this name; tool names must be unique")
+        seen.add(str(name))
+        unknown = sorted(set(definition) - TOOL_KEYS)
+        if unknown:
+            problems.append(
+                f"{label}: unknown key(s) {', '.join(map(repr, unknown))}; the Messages API takes "
+                "name, description, input_schema (not 'parameters' or 'inputSchema')"
+            )
+        description = definition.get("description")
+        if not isinstance(description, str) or not description.strip():
+            problems.append(
+                f"{label}: no description; the model reads it to decide when to call the tool "
+                "(add a docstring, or pass description=...)"
+            )
+        schema = definition.get("input_schema")
+        problems.extend(f"{label}: input_schema{where}: {what}" for where, what in schema_problems(schema))
+        try:
+            json.dumps(param)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{label}: the definition is not JSON-serialisable ({exc})")
+        if definition.get("strict") and isinstance(schema, Mapping):
+            problems.extend(f"{label}: {problem}" for problem in strict_problems(schema))
+    return problems
+
+
+def schema_problems(schema: object, where: str = "", root: object = None) -> list[tuple[str, str]]:
+    """Structural problems of a tool's JSON schema as ``(path, message)``; the top must be an object."""
+    root = schema if root is None else root
+    if not isinstance(schema, Mapping):
+        return [(where, f"must be a JSON schema object, got {type(schema).__name__}")]
+    found: list[tuple[str, str]] = []
+    if not where and schema.get("type") != "object":
+        found.append((where, 'must have "type": "object" at the top'))
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    for item in kinds:
+        if item not in JSON_TYPES:
+            found.append((where, f"unknown type {item!r}; use one of {', '.join(sorted(JSON_TYPES))}"))
+    ref = schema.get("$ref")
+    if ref is not None and _resolve(root, ref) is None:
+        found.append((where, f"$ref {ref!r} does not resolve inside the schema"))
+    properties = schema.get("properties")
+    if properties is not None:
+        if not isinstance(properties, Mapping):
+            found.append((where, '"properties" must be an object'))
+        else:
+            for key, sub in properties.items():
+                found.extend(schema_problems(sub, f"{where}.properties.{key}", root))
+    required = schema.get("required")
+    if required is not None:
+        names = properties if isinstance(properties, Mapping) else {}
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            found.append((where, '"required" must be a list of property names'))
+        else:
+            missing = [r for r in required if r not in names]
+            if missing:
+                found.append((where, f'"required" names {missing}, which are not in "properties"'))
+    for key in ("items", "additionalProperties", "not"):
+        sub = schema.get(key)
+        if isinstance(sub, Mapping):
+            found.extend(schema_problems(sub, f"{where}.{key}", root))
+    for key in ("anyOf", "oneOf", "allOf"):
+        subs = schema.get(key)
+        if subs is not None:
+            if not isinstance(subs, list):
+                found.append((where, f'"{key}" must be a list of schemas'))
+                continue
+            for index, sub in enumerate(subs):
+                found.extend(schema_problems(sub, f"{where}.{key}[{index}]", root))
+    defs = schema.get("$defs")
+    if isinstance(defs, Mapping):
+        for key, sub in defs.items():
+            found.extend(schema_problems(sub, f"{where}.$defs.{key}", root))
+    return found
+
+
+def _resolve(root: object, ref: object) -> object:
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    node = root
+    for part in [p for p in ref[1:].split("/") if p]:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def strict_problems(schema: Mapping[str, Any]) -> list[str]:
+    """A ``strict`` tool's schema must be what ``anthropic.transform_schema`` makes of it (a fixed point)."""
+    from anthropic import transform_schema
+
+    try:
+        strict = transform_schema(dict(schema))
+    except Exception as exc:
+        return [f"strict, but anthropic.transform_schema rejects its input_schema: {exc}"]
+    where = _first_difference(schema, strict, "input_schema")
+    if where is None:
+        return []
+    return [
+        f"strict, but its input_schema is not in strict form (transform_schema changes {where}); "
+        "build it with anthropic.transform_schema(...) or use OutputTool(..., strict=True)"
+    ]
+
+
+def _first_difference(a: object, b: object, path: str) -> str | None:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b:
+                return f"{path}.{key}"
+            deeper = _first_difference(a[key], b[key], f"{path}.{key}")
+            if deeper is not None:
+                return deeper
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return path
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            deeper = _first_difference(x, y, f"{path}[{index}]")
+            if deeper is not None:
+                return deeper
+        return None
+    return None if a == b else path

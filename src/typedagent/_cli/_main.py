@@ -1,0 +1,68 @@
+"""Argument parsing and dispatch; usage errors become one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .. import __version__
+from ._check import add_check_parser, check_command
+from ._demo import add_demo_parser, demo_command
+from ._load import UsageError
+from ._run import add_run_parser, run_command
+
+__all__ = ["build_parser", "main"]
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``typedagent`` argument parser with its three commands."""
+    parser = argparse.ArgumentParser(
+        prog="typedagent",
+        description="Run, check and demo typedagent agents. Data (JSON) goes to stdout, everything else to stderr.",
+    )
+    parser.add_argument("--version", action="version", version=f"typedagent {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_run_parser(commands)
+    add_check_parser(commands)
+    add_demo_parser(commands)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Run the command line; returns the exit status (0 success, 1 failure, 2 usage error).
+
+    Args:
+        argv: Arguments without the program name; default ``sys.argv[1:]``.
+        stdout: Where data goes (default ``sys.stdout``).
+        stderr: Where progress and errors go (default ``sys.stderr``).
+        stdin: Where ``run ... -`` reads the prompt (default ``sys.stdin``).
+    """
+    out, err, inp = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse exits on --help/--version (0) and on bad arguments (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    try:
+        if args.command == "run":
+            return run_command(args, out, err, inp)
+        if args.command == "check":
+            return check_command(args, out, err)
+        return demo_command(args, out, err)
+    except UsageError as exc:
+        err.write(f"typedagent {args.command}: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.write("typedagent: interrupted\n")
+        return EXIT_INTERRUPTED

@@ -1,0 +1,324 @@
+"""Live progress of one execution: human lines (rich when installed) or one JSON object per event."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+import pydantic_core
+
+from .._callbacks import (
+    AttemptStart,
+    ExecuteCallbacks,
+    ExecutionState,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    ValidationFailure,
+)
+from .._results import ExecuteFailure, ExecutionMetadata, TokenUsage
+
+if TYPE_CHECKING:
+    from .._definition import AgentDefinition
+    from .._results import ExecuteResult
+
+__all__ = ["Lines", "Progress", "Summary", "make_lines", "to_json"]
+
+Part = str | tuple[str, str]
+"""A piece of a line: plain text, or ``(text, rich style)``."""
+
+
+class Lines:
+    """Writes lines to a stream; plain text. ``RichLines`` adds colour and a live status line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def line(self, *parts: Part) -> None:
+        """Write one line made of ``parts``."""
+        self.stream.write("".join(p if isinstance(p, str) else p[0] for p in parts) + "\n")
+        self.stream.flush()
+
+    def status(self, text: str) -> None:
+        """Show what is happening right now (only a terminal can show it)."""
+
+    def close(self) -> None:
+        """Remove the status line."""
+
+
+class RichLines(Lines):
+    """``Lines`` through rich: styles on a terminal, none in a pipe, and a spinner with the current step."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream)
+        from rich.console import Console
+
+        # soft_wrap: long lines stay whole in logs; markup/emoji off: model text is never interpreted.
+        self.console = Console(file=stream, highlight=False, soft_wrap=True, markup=False, emoji=False)
+        self._status: Any = None
+
+    def line(self, *parts: Part) -> None:
+        """Write one line made of ``parts``, styled."""
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*parts))
+
+    def status(self, text: str) -> None:
+        """Update the spinner line (terminals only)."""
+        if not self.console.is_terminal:
+            return
+        if self._status is None:
+            self._status = self.console.status(text)
+            self._status.start()
+        else:
+            self._status.update(text)
+
+    def close(self) -> None:
+        """Stop the spinner."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def make_lines(stream: TextIO) -> Lines:
+    """Rich lines when rich is installed (the ``cli`` extra), plain lines otherwise."""
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return Lines(stream)
+    return RichLines(stream)
+
+
+def to_json(value: object) -> Any:
+    """Plain JSON data for events: dataclasses, pydantic models and tokens (with their total)."""
+    if isinstance(value, TokenUsage):
+        return {**pydantic_core.to_jsonable_python(value), "total": value.total}
+    return pydantic_core.to_jsonable_python(value, fallback=str)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The figures shown after a run: attempts, iterations, tool calls, tokens, time."""
+
+    attempts: int
+    iterations: int
+    tool_calls: Counter[str]
+    tokens: TokenUsage
+    latency_ms: float
+
+    @classmethod
+    def of(cls, metadata: ExecutionMetadata) -> Summary:
+        """Count from the metadata; tool calls are the ``tool_use`` blocks of the conversation."""
+        calls: Counter[str] = Counter()
+        for message in cast("list[dict[str, Any]]", metadata.messages):
+            content = message["content"]
+            if message["role"] == "assistant" and not isinstance(content, str):
+                calls.update(block["name"] for block in content if block["type"] == "tool_use")
+        return cls(len(metadata.attempts), metadata.iterations, calls, metadata.tokens, metadata.latency_ms)
+
+    def counts(self) -> str:
+        """``1 attempt · 5 iterations · 6 tool calls (search_kb, read_article x2, …) · 12 ms``."""
+        total = sum(self.tool_calls.values())
+        names = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in self.tool_calls.items())
+        return (
+            f"{_plural(self.attempts, 'attempt')} · {_plural(self.iterations, 'iteration')} · "
+            f"{_plural(total, 'tool call')}{f' ({names})' if names else ''} · {_duration(self.latency_ms)}"
+        )
+
+    def token_line(self) -> str:
+        """``3,410 tokens (input 2,078 · output 452 · cache write 920 · cache read 3,680)``."""
+        t = self.tokens
+        return (
+            f"{t.total:,} tokens (input {t.input_tokens:,} · output {t.output_tokens:,} · "
+            f"cache write {t.cache_creation_input_tokens:,} · cache read {t.cache_read_input_tokens:,})"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The same figures for ``--json-events``."""
+        return {
+            "attempts": self.attempts,
+            "iterations": self.iterations,
+            "tool_calls": dict(self.tool_calls),
+            "tokens": to_json(self.tokens),
+            "latency_ms": round(self.latency_ms, 3),
+        }
+
+
+class Progress:
+    """Reports one execution as it happens, through ``ExecuteCallbacks``.
+
+    Args:
+        stream: Where to write (stderr for ``run``, so stdout carries only the output).
+        json_events: One JSON object per line instead of human lines.
+    """
+
+    def __init__(self, stream: TextIO, *, json_events: bool = False) -> None:
+        self.stream = stream
+        self.json_events = json_events
+        self.lines = make_lines(stream)
+        self._inputs: dict[str, dict[str, Any]] = {}
+
+    def callbacks(self) -> ExecuteCallbacks:
+        """The hooks to pass to ``execute_agent``."""
+        return ExecuteCallbacks(
+            on_attempt_start=self._attempt_start,
+            on_model_response=self._model_response,
+            on_tool_call=self._tool_call,
+            on_tool_result=self._tool_result,
+            on_validation_failure=self._validation_failure,
+        )
+
+    def _emit(self, event: str, state: ExecutionState | None, **fields: Any) -> None:
+        record: dict[str, Any] = {"event": event}
+        if state is not None:
+            record.update(
+                agent=state.agent_name,
+                attempt=state.attempt,
+                iteration=state.iteration,
+                elapsed_ms=round(state.elapsed_ms, 3),
+                tokens=to_json(state.tokens),
+            )
+        record.update({key: to_json(value) for key, value in fields.items()})
+        self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.stream.flush()
+
+    def start(self, agent: AgentDefinition[Any, Any], *, label: str, mode: str) -> None:
+        """Announce the run: which agent, which model, where the model's replies come from."""
+        limits = agent.validation
+        if self.json_events:
+            self._emit(
+                "start",
+                None,
+                target=label,
+                agent=agent.name,
+                model=agent.model,
+                mode=mode,
+                max_attempts=limits.max_attempts,
+                max_iterations_per_attempt=limits.max_iterations_per_attempt,
+            )
+            return
+        self.lines.line(
+            ("▶ ", "bold"),
+            (agent.name, "bold"),
+            f" on {agent.model} · {mode}",
+            (
+                f" · up to {_plural(limits.max_attempts, 'attempt')}, "
+                f"{limits.max_iterations_per_attempt} iterations each",
+                "dim",
+            ),
+        )
+        self.lines.status("starting…")
+
+    def _attempt_start(self, state: ExecutionState, event: AttemptStart) -> None:
+        if self.json_events:
+            self._emit("attempt_start", state, max_attempts=event.max_attempts)
+            return
+        self.lines.line((f"attempt {event.attempt}/{event.max_attempts}", "bold cyan"))
+        self.lines.status(f"attempt {event.attempt} · waiting for the model…")
+
+    def _model_response(self, state: ExecutionState, event: ModelResponse) -> None:
+        if self.json_events:
+            content = [block.model_dump(mode="json", exclude_none=True) for block in event.message.content]
+            self._emit("model_response", state, stop_reason=event.stop_reason, usage=event.usage, content=content)
+            return
+        self.lines.line(
+            f"  iteration {state.iteration} ",
+            (f"→ {event.stop_reason}", "cyan"),
+            (f" · +{event.usage.total:,} tokens · {state.tokens.total:,} so far", "dim"),
+        )
+        for block in event.message.content:
+            if block.type == "text" and block.text.strip():
+                self.lines.line(("    “", "dim"), (_clip(block.text, 110), "dim italic"), ("”", "dim"))
+        self.lines.status(f"attempt {state.attempt} · iteration {state.iteration} · handling the response…")
+
+    def _tool_call(self, state: ExecutionState, event: ToolCall) -> None:
+        if self.json_events:
+            self._emit("tool_call", state, id=event.id, name=event.name, kind=event.kind, input=event.input)
+            return
+        self._inputs[event.id] = event.input
+        self.lines.status(f"attempt {state.attempt} · iteration {state.iteration} · running {event.name}…")
+
+    def _tool_result(self, state: ExecutionState, event: ToolResult) -> None:
+        if self.json_events:
+            self._emit(
+                "tool_result",
+                state,
+                id=event.id,
+                name=event.name,
+                content=event.content,
+                is_error=event.is_error,
+                duration_ms=round(event.duration_ms, 3),
+            )
+            return
+        tool_input = self._inputs.pop(event.id, {})
+        arguments = _clip(json.dumps(tool_input, ensure_ascii=False), 70) if tool_input else ""
+        mark, style = ("✗ ", "red") if event.is_error else ("✓ ", "green")
+        self.lines.line(
+            ("    ", ""),
+            (mark, style),
+            (event.name, "bold"),
+            f" {arguments}" if arguments else "",
+            (" → ", "dim"),
+            (_clip(event.content, 90), "red" if event.is_error else ""),
+            (f" · {_duration(event.duration_ms)}", "dim"),
+        )
+        self.lines.status(f"attempt {state.attempt} · waiting for the model…")
+
+    def _validation_failure(self, state: ExecutionState, event: ValidationFailure) -> None:
+        if self.json_events:
+            self._emit(
+                "validation_failure", state, outcome=str(event.outcome), errors=event.errors, candidate=event.candidate
+            )
+            return
+        self.lines.line(("  ✗ ", "yellow"), (f"attempt {event.attempt} ended with {event.outcome}", "yellow"))
+        for error in event.errors:
+            self.lines.line(("      - ", "yellow"), _clip(error, 140))
+
+    def finish(self, result: ExecuteResult[Any]) -> Summary:
+        """Report how the run ended, with the summary figures; returns them."""
+        self.lines.close()
+        summary = Summary.of(result.metadata)
+        if self.json_events:
+            fields: dict[str, Any] = {"ok": result.ok, **summary.as_json()}
+            if isinstance(result, ExecuteFailure):
+                error = result.error
+                fields["error"] = {
+                    "code": str(error.code),
+                    "message": error.message,
+                    "context": to_json(error.context),
+                    "last_output": error.last_output,
+                }
+            else:
+                fields["output"] = result.output.model_dump(mode="json")
+            fields["callback_errors"] = [to_json(e) for e in result.metadata.callback_errors]
+            self._emit("end", None, **fields)
+            return summary
+        if isinstance(result, ExecuteFailure):
+            self.lines.line(("✗ failed: ", "bold red"), (str(result.error.code), "bold red"))
+            self.lines.line(("  ", ""), result.error.message)
+            if result.error.last_output is not None:
+                self.lines.line(("  last candidate: ", "dim"), _clip(json.dumps(result.error.last_output), 200))
+        else:
+            self.lines.line(("✓ valid ", "bold green"), (type(result.output).__name__, "bold green"))
+        self.lines.line(("  ", ""), (summary.counts(), "dim"))
+        self.lines.line(("  ", ""), (summary.token_line(), "dim"))
+        for failed in result.metadata.callback_errors:
+            self.lines.line(
+                ("  callback error: ", "yellow"), f"{failed.callback}: {failed.error_type}: {failed.message}"
+            )
+        return summary
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
+def _clip(text: str, width: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else f"{line[: width - 1]}…"

@@ -1,0 +1,173 @@
+"""``typedagent run``: one execution, progress on stderr, the typed output as JSON on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+import pydantic
+
+from .._definition import AgentDefinition, ValidationConfig
+from .._loop import MISSING, execute_agent
+from ._load import ImportFailed, UsageError, load_agent
+from ._progress import Progress
+
+__all__ = ["add_run_parser", "run_command"]
+
+
+def add_run_parser(commands: Any) -> None:
+    """Register ``typedagent run``."""
+    parser = commands.add_parser(
+        "run",
+        help="run an agent once: progress on stderr, the typed output as JSON on stdout",
+        description=(
+            "Run an agent once. Live progress goes to stderr; the validated output goes to stdout as JSON. "
+            "Exit status: 0 success, 1 the execution failed (error code on stderr), 2 usage error."
+        ),
+    )
+    parser.add_argument(
+        "target", metavar="MODULE:ATTR", help="the agent: package.module:agent or path/to/file.py:agent"
+    )
+    parser.add_argument("prompt", metavar="PROMPT", help="the user prompt ('-' reads it from stdin)")
+    parser.add_argument(
+        "--deps-json",
+        metavar="JSON",
+        help="run-time deps as JSON (or @file.json), validated into the agent's deps_type",
+    )
+    parser.add_argument(
+        "--max-attempts", type=_positive_int, metavar="N", help="override ValidationConfig.max_attempts"
+    )
+    cassette = parser.add_mutually_exclusive_group()
+    cassette.add_argument("--replay", metavar="CASSETTE", type=Path, help="answer from a recorded cassette (offline)")
+    cassette.add_argument(
+        "--record", metavar="CASSETTE", type=Path, help="run live and save every request/response to CASSETTE"
+    )
+    parser.add_argument(
+        "--json-events", action="store_true", help="write one JSON object per event to stderr instead of progress lines"
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
+    """Run the agent; return the exit status."""
+    try:
+        target = load_agent(args.target)
+    except ImportFailed as exc:
+        raise UsageError(str(exc)) from exc
+    agent = target.agent
+    if args.max_attempts is not None:
+        validation = ValidationConfig(
+            max_attempts=args.max_attempts, max_iterations_per_attempt=agent.validation.max_iterations_per_attempt
+        )
+        agent = dataclasses.replace(agent, validation=validation)
+    deps = parse_deps(agent, args.deps_json)
+    prompt = stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        raise UsageError("the prompt is empty: pass the text to work on (or '-' to read it from stdin)")
+    client, mode = _client(args)
+
+    progress = Progress(stderr, json_events=args.json_events)
+    progress.start(agent, label=target.label, mode=mode)
+    try:
+        result = asyncio.run(execute_agent(agent, prompt, deps=deps, client=client, callbacks=progress.callbacks()))
+    except AssertionError as exc:
+        # A replay cassette (or another test double) disagreeing with the run: report it, don't crash.
+        progress.lines.close()
+        stderr.write(f"typedagent: error: {type(exc).__name__}: {exc}\n")
+        return 1
+    progress.finish(result)
+    if not result.ok:
+        if not args.json_events:
+            stderr.write(f"typedagent: {agent.name} failed with {result.error.code}\n")
+        return 1
+    write_json(stdout, result.output.model_dump_json(indent=2))
+    return 0
+
+
+def write_json(stream: TextIO, document: str) -> None:
+    """Write a JSON document: coloured on a terminal (when rich is there), plain in a pipe."""
+    if stream.isatty():
+        try:
+            from rich.console import Console
+        except ImportError:
+            pass
+        else:
+            Console(file=stream, soft_wrap=True).print_json(document)
+            return
+    stream.write(document + "\n")
+    stream.flush()
+
+
+def parse_deps(agent: AgentDefinition[Any, Any], deps_json: str | None) -> Any:
+    """Build the agent's deps from ``--deps-json`` (a JSON document, or ``@path`` to a file)."""
+    deps_type = agent.deps_type
+    if deps_type is None:
+        if deps_json is not None:
+            raise UsageError(f"agent {agent.name!r} declares no deps_type, so --deps-json has nothing to fill")
+        return MISSING
+    if deps_json is None:
+        raise UsageError(
+            f"agent {agent.name!r} needs run-time deps ({deps_type.__name__}): pass --deps-json '{{...}}' "
+            "or --deps-json @deps.json"
+        )
+    text = deps_json
+    if deps_json.startswith("@"):
+        path = Path(deps_json[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--deps-json: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--deps-json is not valid JSON: {exc}") from None
+    try:
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(deps_type)
+    except pydantic.PydanticUserError as exc:
+        raise UsageError(
+            f"deps_type {deps_type.__name__} cannot be built from JSON ({exc.message}); run this agent from Python"
+        ) from None
+    try:
+        return adapter.validate_python(data)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or '(root)'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        )
+        raise UsageError(f"--deps-json does not fit {deps_type.__name__}: {problems}") from None
+
+
+def _client(args: argparse.Namespace) -> tuple[Any, str]:
+    """The client for this run, and a phrase saying where the model's replies come from."""
+    if args.replay is not None:
+        if not args.replay.is_file():
+            raise UsageError(f"cassette not found: {args.replay} (record one with --record {args.replay})")
+        from ..testing import ReplayClient  # type: ignore[attr-defined]
+
+        return ReplayClient(args.replay), f"replaying {args.replay}"
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError(
+            "ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with --replay CASSETTE, "
+            "or try `typedagent demo`, which runs offline"
+        )
+    from anthropic import AsyncAnthropic
+
+    if args.record is not None:
+        from ..testing import RecordingClient  # type: ignore[attr-defined]
+
+        return RecordingClient(AsyncAnthropic(), args.record), f"live, recording to {args.record}"
+    return AsyncAnthropic(), "live"
