@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from typing_extensions import TypeVar
 
+from ._errors import safe_str
 from ._results import AttemptOutcome, CallbackError, TokenUsage
 
 if TYPE_CHECKING:
@@ -158,4 +159,4 @@ async def invoke_callback(
             await outcome
     except Exception as exc:
         name = getattr(callback, "__qualname__", type(callback).__qualname__)
-        errors.append(CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=str(exc)))
+        errors.append(CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=safe_str(exc)))

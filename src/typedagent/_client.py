@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-__all__ = ["MessagesClient", "MessagesResource", "default_client"]
+__all__ = ["MalformedResponse", "MessagesClient", "MessagesResource", "check_response", "default_client"]
 
 
 class MessagesResource(Protocol):
@@ -39,6 +40,46 @@ def default_client() -> MessagesClient:
     return AsyncAnthropic()
 
 
+class MalformedResponse(Exception):
+    """The client returned something the loop cannot read as an ``anthropic.types.Message``."""
+
+
+def check_response(response: object) -> Message:
+    """Return ``response`` if it has the shape of a Message, else raise ``MalformedResponse``.
+
+    The SDK builds responses without validating them, so a body that is JSON but not a Message (a
+    proxy's error page, a truncated or foreign payload) arrives as a half-filled object or a plain
+    ``str``. Checking the fields the loop reads turns that into an ``API_ERROR`` result instead of
+    an ``AttributeError`` deep inside the loop. Unknown block types pass: newer APIs add them.
+
+    Raises:
+        MalformedResponse: a field the loop reads is missing or has the wrong type.
+    """
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise MalformedResponse(
+            f"the client returned a {type(response).__name__} without a list of content blocks, "
+            "not a Messages API response."
+        )
+    for index, block in enumerate(content):
+        if not isinstance(getattr(block, "type", None), str):
+            raise MalformedResponse(f"content block {index} of the response has no type.")
+        if block.type == "tool_use" and not (
+            isinstance(getattr(block, "id", None), str)
+            and isinstance(getattr(block, "name", None), str)
+            and isinstance(getattr(block, "input", None), dict)
+        ):
+            raise MalformedResponse(f"tool_use block {index} of the response lacks an id, a name or an input object.")
+    stop_reason = getattr(response, "stop_reason", None)
+    if stop_reason is not None and not isinstance(stop_reason, str):
+        raise MalformedResponse(f"the response's stop_reason is a {type(stop_reason).__name__}, not a string.")
+    usage = getattr(response, "usage", None)
+    counters = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    if usage is not None and not all(isinstance(getattr(usage, name, None), int | None) for name in counters):
+        raise MalformedResponse("the response's usage counters are not integers.")
+    return cast("Message", response)
+
+
 def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None, str]:
     """Map a client exception to ``(status_code, error_type, request_id, advice)``.
 
@@ -59,6 +100,9 @@ def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None,
     elif sdk is not None and isinstance(exc, sdk.APIResponseValidationError):
         status, error_type = exc.status_code, "response_validation_error"
         request_id = exc.response.headers.get("request-id")
+    elif isinstance(exc, MalformedResponse | json.JSONDecodeError):
+        # The SDK lets a 200 response whose body is not JSON raise json's own error.
+        error_type = "malformed_response"
     return status, error_type, request_id, _advice(status, error_type)
 
 
@@ -86,6 +130,11 @@ def _advice(status: int | None, error_type: str) -> str:
         return "The API rejected the request: check the model id, tool schemas, model_settings and message_history."
     if status == 429 or (status is not None and status >= 500):
         return "The client already retried (see its max_retries); retry later or raise max_retries."
+    if error_type == "malformed_response":
+        return (
+            "The response body was not a Messages API response: check the client's base URL and any proxy or "
+            "gateway in between."
+        )
     if error_type in ("timeout_error", "connection_error"):
         return "Check network access to the API, the client's base URL and timeout; the client already retried."
     return "The client raised; see the cause for details."

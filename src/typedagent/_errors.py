@@ -239,6 +239,18 @@ class AgentError:
         return f"{self.code}: {self.message}"
 
 
+def safe_str(exc: BaseException) -> str:
+    """``str(exc)``, but never raising: user code can raise exceptions whose ``__str__`` itself fails.
+
+    Describing such an exception must not turn a contained failure into a crash of the execution;
+    the placeholder is the one the ``traceback`` module prints.
+    """
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"
+
+
 class AgentExecutionError(Exception):
     """Raised by ``ExecuteFailure.unwrap()``; carries the failure's ``AgentError``.
 

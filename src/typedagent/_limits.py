@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from ._errors import AgentDefinitionError
 
-__all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted"]
+__all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted", "Overran", "within"]
 
 T = TypeVar("T")
 
@@ -101,6 +101,32 @@ class Guard:
         # A threading.Event cannot be awaited; polling it keeps the promise without a thread per execution.
         while event is not None and not event.is_set():  # noqa: ASYNC110
             await asyncio.sleep(POLL_S)
+
+
+class Overran(Exception):
+    """Work passed its own time limit (a tool's ``timeout_s``); distinct from a ``TimeoutError`` it raises itself."""
+
+
+async def within(awaitable: Awaitable[T], timeout_s: float) -> T:
+    """Await ``awaitable``, raising ``Overran`` after ``timeout_s`` seconds.
+
+    Unlike ``asyncio.wait_for``, the late work is cancelled and abandoned, never awaited: a handler
+    that swallows ``CancelledError`` (or a sync one stuck in its worker thread) cannot hold up the
+    execution past its timeout.
+
+    Raises:
+        Overran: the work had not finished after ``timeout_s`` seconds.
+    """
+    work = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({work}, timeout=timeout_s)
+    finally:
+        if not work.done():
+            work.cancel()
+            work.add_done_callback(_consume)
+    if work in done:
+        return work.result()
+    raise Overran
 
 
 def _consume(task: asyncio.Future[Any]) -> None:

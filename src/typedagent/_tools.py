@@ -321,10 +321,19 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
     """Await an async function on the loop; run a sync one in a worker thread (never on the loop)."""
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
         return await fn(*args, **kwargs)
-    result = await asyncio.to_thread(fn, *args, **kwargs)
+    result = await asyncio.to_thread(_call_in_thread, fn, *args, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def _call_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except StopIteration as exc:
+        # asyncio cannot set a StopIteration on a future: the awaiting side would never resume. A
+        # coroutine that raises one gets a RuntimeError instead; do the same for sync functions.
+        raise RuntimeError(f"{getattr(fn, '__name__', 'function')} raised StopIteration") from exc
 
 
 def render_result(value: object) -> str:
