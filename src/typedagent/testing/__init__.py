@@ -1,33 +1,53 @@
 """Deterministic tests for typedagent agents, with no network and no API key.
 
-``ScriptedClient`` answers from a script of responses built with the helpers here and records every
-request; ``assert_valid_conversation`` checks that a run's conversation is one the Messages API
-accepts.
+- ``ScriptedClient`` answers from a script of responses built with the helpers here
+  (``tool_call``, ``output_call``, ``submit_call``, ``text``, ``response``, ``api_error``, …) and
+  records every request; ``FunctionClient`` answers with a function of the request.
+- ``RecordingClient`` / ``ReplayClient`` save and replay real conversations as JSON cassettes.
+- ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection,
+  so the ``anthropic`` SDK's retries and timeouts run end to end.
+- ``conversation``, ``assert_valid_conversation`` and ``format_conversation`` inspect a run's
+  conversation in assertions.
 """
 
 from ._conversation import ConversationError, assert_valid_conversation, conversation_problems, format_conversation
-from ._scripted import (
+from ._items import (
     ApiErrorSpec,
     Block,
-    ScriptedClient,
+    Delayed,
+    MalformedBody,
     ScriptedResponse,
     ScriptError,
     ScriptItem,
     api_error,
+    delay,
+    dropped_connection,
+    malformed_body,
     output_call,
     redacted_thinking,
     response,
+    script_from_json,
+    script_to_json,
     submit_call,
     text,
     thinking,
     tool_call,
     usage,
 )
+from ._process import FakeAnthropicServerProcess
+from ._scripted import FunctionClient, FunctionReturn, ScriptedClient
+from ._server import FakeAnthropicServer
 
 __all__ = [
     "ApiErrorSpec",
     "Block",
     "ConversationError",
+    "Delayed",
+    "FakeAnthropicServer",
+    "FakeAnthropicServerProcess",
+    "FunctionClient",
+    "FunctionReturn",
+    "MalformedBody",
     "ScriptError",
     "ScriptItem",
     "ScriptedClient",
@@ -35,10 +55,15 @@ __all__ = [
     "api_error",
     "assert_valid_conversation",
     "conversation_problems",
+    "delay",
+    "dropped_connection",
     "format_conversation",
+    "malformed_body",
     "output_call",
     "redacted_thinking",
     "response",
+    "script_from_json",
+    "script_to_json",
     "submit_call",
     "text",
     "thinking",

@@ -1,0 +1,418 @@
+"""What a script holds, the helpers that build it, and how an item becomes a Messages API response.
+
+Every testing client (``ScriptedClient``, ``FunctionClient``, ``FakeAnthropicServer``) serves the same
+items through ``render_message``, so a script means the same thing in process and over HTTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import pydantic
+
+__all__ = [
+    "ApiErrorSpec",
+    "Block",
+    "Delayed",
+    "MalformedBody",
+    "ScriptError",
+    "ScriptItem",
+    "ScriptedResponse",
+    "api_error",
+    "delay",
+    "dropped_connection",
+    "error_body",
+    "malformed_body",
+    "output_call",
+    "redacted_thinking",
+    "render_message",
+    "response",
+    "script_from_json",
+    "script_to_json",
+    "submit_call",
+    "text",
+    "thinking",
+    "tool_call",
+    "usage",
+]
+
+
+class ScriptError(AssertionError):
+    """The script and the run disagree (script ran out, or a response calls a tool not offered).
+
+    An ``AssertionError``, so it fails the test instead of becoming an ``API_ERROR`` result.
+    """
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Block:
+    """One content block of a scripted response."""
+
+    type: Literal["text", "tool_use", "thinking", "redacted_thinking"]
+    data: Mapping[str, Any]
+    output: bool = False
+    """A call of the agent's output tool whose name is resolved from the request."""
+    unknown: bool = False
+    """A call of a tool the request does not offer, on purpose."""
+
+
+def _default_usage() -> Mapping[str, int]:
+    return {"input_tokens": 10, "output_tokens": 5}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScriptedResponse:
+    """One model response in a script."""
+
+    blocks: tuple[Block, ...]
+    stop_reason: str | None = None
+    """Defaults to ``tool_use`` when the response calls a tool, else ``end_turn``."""
+    usage: Mapping[str, int] = field(default_factory=_default_usage)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApiErrorSpec:
+    """An API error instead of an answer.
+
+    In process it raises the SDK's own exception class; ``FakeAnthropicServer`` answers with the HTTP
+    status and error body instead (``"connection"`` closes the socket, ``"timeout"`` never answers).
+    """
+
+    status: int | Literal["connection", "timeout"]
+    message: str
+    error_type: str | None = None
+    request_id: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def resolved_type(self) -> str:
+        """The error body's ``type``: the one given, else the API's type for the status."""
+        if self.error_type:
+            return self.error_type
+        return _ERROR_TYPES.get(self.status, "api_error") if isinstance(self.status, int) else "api_error"
+
+    def to_exception(self) -> Exception:
+        """Build the exception the real SDK would raise."""
+        import anthropic
+        import httpx2
+
+        request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+        if self.status == "timeout":
+            return anthropic.APITimeoutError(request=request)
+        if self.status == "connection":
+            return anthropic.APIConnectionError(message=self.message, request=request)
+        body = error_body(self.resolved_type, self.message)
+        headers = {"request-id": self.request_id or f"req_scripted_{self.status}", **self.headers}
+        http_response = httpx2.Response(self.status, json=body, headers=headers, request=request)
+        cls = _status_class(anthropic, self.status)
+        error: Exception = cls(f"Error code: {self.status} - {body}", response=http_response, body=body)
+        return error
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Delayed:
+    """Another item, served after a pause (a slow response)."""
+
+    seconds: float
+    item: ScriptItem
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MalformedBody:
+    """A response whose body is not a valid Messages API response (sent as ``application/json``)."""
+
+    body: str
+    status: int = 200
+
+
+ScriptItem: TypeAlias = ScriptedResponse | Block | ApiErrorSpec | Delayed | MalformedBody | str
+"""What a script holds: a response, a single block (a one-block response), plain text, an error, a
+delayed item or a malformed body."""
+
+_ERROR_TYPES: Mapping[int | str, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "request_timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def _status_class(anthropic: Any, status: int) -> Any:
+    classes = {
+        400: anthropic.BadRequestError,
+        401: anthropic.AuthenticationError,
+        402: anthropic.PaymentRequiredError,
+        403: anthropic.PermissionDeniedError,
+        404: anthropic.NotFoundError,
+        408: anthropic.RequestTimeoutError,
+        409: anthropic.ConflictError,
+        412: anthropic.PreconditionFailedError,
+        413: anthropic.ContentTooLargeError,
+        422: anthropic.UnprocessableEntityError,
+        429: anthropic.RateLimitError,
+        431: anthropic.RequestHeaderFieldsTooLargeError,
+        499: anthropic.ClientClosedRequestError,
+        501: anthropic.HTTPNotImplementedError,
+        503: anthropic.ServiceUnavailableError,
+        504: anthropic.GatewayTimeoutError,
+        529: anthropic.OverloadedError,
+    }
+    if status in classes:
+        return classes[status]
+    return anthropic.InternalServerError if status >= 500 else anthropic.APIStatusError
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    """The Messages API's error body: ``{"type": "error", "error": {"type": ..., "message": ...}}``."""
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+def text(content: str) -> Block:
+    """A text block."""
+    return Block(type="text", data={"text": content})
+
+
+def thinking(content: str, signature: str = "scripted-signature") -> Block:
+    """An extended-thinking block (kept verbatim in the conversation)."""
+    return Block(type="thinking", data={"thinking": content, "signature": signature})
+
+
+def redacted_thinking(data: str = "scripted-redacted") -> Block:
+    """A redacted thinking block."""
+    return Block(type="redacted_thinking", data={"data": data})
+
+
+def tool_call(
+    name: str, input: Mapping[str, Any] | None = None, *, id: str | None = None, unknown: bool = False
+) -> Block:
+    """A call of a helper tool (or any tool by name).
+
+    Args:
+        name: Tool name.
+        input: The model's input (default ``{}``).
+        id: ``tool_use`` id; generated when omitted.
+        unknown: Set when the script calls a tool the request does not offer on purpose.
+    """
+    return Block(type="tool_use", data={"name": name, "input": dict(input or {}), "id": id}, unknown=unknown)
+
+
+def output_call(
+    value: pydantic.BaseModel | Mapping[str, Any], *, name: str | None = None, id: str | None = None
+) -> Block:
+    """A call of the output tool with ``value`` (a model instance or a raw dict) as its input.
+
+    The tool name defaults to the agent's output tool: the last tool of the request that is not
+    ``submit``.
+    """
+    data = value.model_dump(mode="json") if isinstance(value, pydantic.BaseModel) else dict(value)
+    return Block(type="tool_use", data={"name": name, "input": data, "id": id}, output=name is None)
+
+
+def submit_call(*, id: str | None = None) -> Block:
+    """A call of the ``submit`` tool (reflection mode)."""
+    return Block(type="tool_use", data={"name": "submit", "input": {}, "id": id})
+
+
+def usage(
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    cache_creation_input_tokens: int = 0,
+    cache_read_input_tokens: int = 0,
+) -> dict[str, int]:
+    """Custom token usage for ``response(..., usage=...)``."""
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": cache_creation_input_tokens,
+        "cache_read_input_tokens": cache_read_input_tokens,
+    }
+
+
+def response(
+    *blocks: Block | str, stop_reason: str | None = None, usage: Mapping[str, int] | None = None
+) -> ScriptedResponse:
+    """One response made of several blocks (strings become text blocks).
+
+    Args:
+        *blocks: Content blocks in order.
+        stop_reason: Override the stop reason (``max_tokens``, ``refusal``, ``pause_turn``, …).
+        usage: Token usage (see ``usage()``); default 10 input, 5 output.
+    """
+    built = tuple(text(b) if isinstance(b, str) else b for b in blocks)
+    if usage is None:
+        return ScriptedResponse(blocks=built, stop_reason=stop_reason)
+    return ScriptedResponse(blocks=built, stop_reason=stop_reason, usage=dict(usage))
+
+
+def api_error(
+    status: int | Literal["connection", "timeout"] = 500,
+    message: str = "scripted API error",
+    *,
+    error_type: str | None = None,
+    request_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    retry_after: float | None = None,
+) -> ApiErrorSpec:
+    """An API error of ``status`` (or a connection error / timeout) instead of an answer.
+
+    Args:
+        status: HTTP status (429, 500, 529, …), ``"connection"`` or ``"timeout"``.
+        message: The error body's message.
+        error_type: The error body's type; default: the API's type for the status (``rate_limit_error``, …).
+        request_id: The ``request-id`` header; generated when omitted.
+        headers: Extra response headers.
+        retry_after: Seconds for the ``retry-after`` header (the SDK waits that long before retrying).
+    """
+    extra = dict(headers or {})
+    if retry_after is not None:
+        extra["retry-after"] = f"{retry_after:g}"
+    return ApiErrorSpec(status=status, message=message, error_type=error_type, request_id=request_id, headers=extra)
+
+
+def delay(seconds: float, item: ScriptItem) -> Delayed:
+    """Serve ``item`` after ``seconds`` (a slow response; a client timeout shorter than that fires)."""
+    return Delayed(seconds=seconds, item=item)
+
+
+def malformed_body(body: str = '{"type": "message", "content": [', *, status: int = 200) -> MalformedBody:
+    """A response whose body is broken JSON (by default) or any text you pass, as ``application/json``."""
+    return MalformedBody(body=body, status=status)
+
+
+def dropped_connection() -> ApiErrorSpec:
+    """The connection closes without a response (in process: the SDK's ``APIConnectionError``)."""
+    return api_error("connection", "the server closed the connection without a response")
+
+
+def as_response(item: ScriptedResponse | Block | str) -> ScriptedResponse:
+    """The response an answering item stands for."""
+    if isinstance(item, ScriptedResponse):
+        return item
+    if isinstance(item, str):
+        return ScriptedResponse(blocks=(text(item),))
+    return ScriptedResponse(blocks=(item,))
+
+
+def render_message(
+    item: ScriptedResponse | Block | str,
+    params: Mapping[str, Any],
+    *,
+    call: int,
+    message_id: str,
+    new_id: Callable[[], str],
+    source: str,
+) -> dict[str, Any]:
+    """The Messages API response JSON for an answering item, given the request it answers.
+
+    Resolves ``output_call`` names from the request's tools and generates missing tool_use ids.
+
+    Raises:
+        ScriptError: A block calls a tool the request does not offer (and is not marked ``unknown``).
+    """
+    scripted = as_response(item)
+    offered = [tool.get("name") for tool in params.get("tools") or ()]
+    content = []
+    for index, block in enumerate(scripted.blocks, start=1):
+        data = dict(block.data)
+        if block.type == "tool_use":
+            if block.output:
+                candidates = [name for name in offered if name != "submit"]
+                if not candidates:
+                    raise ScriptError(f"{source}: request {call} offers no tools, so output_call has none to call.")
+                data["name"] = candidates[-1]
+            if data["name"] not in offered and not block.unknown:
+                raise ScriptError(
+                    f"{source}: response {call}, block {index} calls tool {data['name']!r}, but the request "
+                    f"offered only {offered}. Fix the name, or pass unknown=True to call a missing tool on purpose."
+                )
+            data["id"] = data["id"] or new_id()
+        content.append({"type": block.type, **data})
+    has_tool = any(block.type == "tool_use" for block in scripted.blocks)
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": params.get("model", "scripted"),
+        "content": content,
+        "stop_reason": scripted.stop_reason or ("tool_use" if has_tool else "end_turn"),
+        "stop_sequence": None,
+        "usage": dict(scripted.usage),
+    }
+
+
+def script_to_json(items: Iterable[ScriptItem]) -> list[Any]:
+    """A script as JSON-ready data (for ``python -m typedagent.testing.fake_server --script FILE``)."""
+    return [_item_to_json(item) for item in items]
+
+
+def _item_to_json(item: ScriptItem) -> Any:
+    if isinstance(item, ApiErrorSpec):
+        return {
+            "kind": "error",
+            "status": item.status,
+            "message": item.message,
+            "error_type": item.error_type,
+            "request_id": item.request_id,
+            "headers": dict(item.headers),
+        }
+    if isinstance(item, Delayed):
+        return {"kind": "delay", "seconds": item.seconds, "item": _item_to_json(item.item)}
+    if isinstance(item, MalformedBody):
+        return {"kind": "malformed", "body": item.body, "status": item.status}
+    scripted = as_response(item)
+    blocks = []
+    for block in scripted.blocks:
+        data: dict[str, Any] = {"type": block.type, **block.data}
+        if block.output:
+            data["output"] = True
+        if block.unknown:
+            data["unknown"] = True
+        blocks.append(data)
+    return {"kind": "response", "content": blocks, "stop_reason": scripted.stop_reason, "usage": dict(scripted.usage)}
+
+
+def script_from_json(data: Iterable[Any]) -> list[ScriptItem]:
+    """The inverse of ``script_to_json`` (a bare string is a text response)."""
+    return [_item_from_json(entry) for entry in data]
+
+
+def _item_from_json(entry: Any) -> ScriptItem:
+    if isinstance(entry, str):
+        return entry
+    kind = entry.get("kind") if isinstance(entry, Mapping) else None
+    if kind == "error":
+        return ApiErrorSpec(
+            status=entry["status"],
+            message=entry.get("message", "scripted API error"),
+            error_type=entry.get("error_type"),
+            request_id=entry.get("request_id"),
+            headers=dict(entry.get("headers") or {}),
+        )
+    if kind == "delay":
+        return Delayed(seconds=float(entry["seconds"]), item=_item_from_json(entry["item"]))
+    if kind == "malformed":
+        return MalformedBody(body=entry["body"], status=entry.get("status", 200))
+    if kind == "response":
+        blocks = []
+        for raw in entry["content"]:
+            data = {k: v for k, v in raw.items() if k not in ("type", "output", "unknown")}
+            if raw["type"] == "tool_use":
+                data.setdefault("id", None)
+            blocks.append(
+                Block(type=raw["type"], data=data, output=bool(raw.get("output")), unknown=bool(raw.get("unknown")))
+            )
+        usage = entry.get("usage")
+        return response(*blocks, stop_reason=entry.get("stop_reason"), usage=usage)
+    raise ValueError(
+        f"script entry {entry!r} is not a script item: expected a string or an object whose 'kind' is "
+        "'response', 'error', 'delay' or 'malformed' (see script_to_json)."
+    )

@@ -1,0 +1,140 @@
+"""``FakeAnthropicServerProcess``: ``FakeAnthropicServer`` in a child process, for benchmarks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from collections.abc import Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ._items import ScriptItem, script_to_json
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["FakeAnthropicServerProcess"]
+
+
+class FakeAnthropicServerProcess:
+    """``FakeAnthropicServer`` running in its own Python process (``python -m typedagent.testing.fake_server``).
+
+    Use it when the server must not share the client's CPU or GIL, e.g. to measure client overhead.
+    Same script and options as ``FakeAnthropicServer``; requests are not recorded, only counted.
+
+    Example:
+        ``with FakeAnthropicServerProcess(script, per_conversation=True, latency_ms=50) as server:``
+        ``    client = server.client()``
+
+    Args:
+        script: The items to serve (they are written to a temporary JSON file).
+        per_conversation: Replay the script independently for every conversation.
+        latency_ms: Added before every reply.
+        host: Interface to bind.
+        port: Port to bind; 0 picks a free one.
+        python: The interpreter to run; default: this one.
+    """
+
+    __test__ = False  # not a test class, whatever pytest's name patterns say
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem],
+        *,
+        per_conversation: bool = False,
+        latency_ms: float = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        python: str | None = None,
+    ) -> None:
+        self.script = list(script)
+        self.per_conversation = per_conversation
+        self.latency_ms = latency_ms
+        self.host = host
+        self.port = port
+        self.python = python or sys.executable
+        self.process: subprocess.Popen[str] | None = None
+        self.stderr = ""
+        """What the process printed on stderr (its ``requests served`` line and problems), after ``stop()``."""
+        self.returncode: int | None = None
+        """The process's exit status, after ``stop()``."""
+        self._base_url: str | None = None
+        self._script_path: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` of the running process."""
+        if self._base_url is None:
+            raise RuntimeError("FakeAnthropicServerProcess is not started: use it as a context manager, or start().")
+        return self._base_url
+
+    @property
+    def requests_served(self) -> int:
+        """``POST /v1/messages`` requests the process has handled (asked over HTTP)."""
+        with urllib.request.urlopen(f"{self.base_url}/_fake/stats", timeout=10) as reply:
+            stats: dict[str, Any] = json.load(reply)
+        return int(stats["requests_served"])
+
+    def client(self, **kwargs: Any) -> AsyncAnthropic:
+        """An ``AsyncAnthropic`` pointed at the process (``api_key="test"``); ``kwargs`` go to the client."""
+        from anthropic import AsyncAnthropic
+
+        kwargs.setdefault("api_key", "test")
+        return AsyncAnthropic(base_url=self.base_url, **kwargs)
+
+    def start(self) -> FakeAnthropicServerProcess:
+        """Start the process; returns once it serves."""
+        if self.process is not None:
+            raise RuntimeError("FakeAnthropicServerProcess is already running.")
+        fd, self._script_path = tempfile.mkstemp(prefix="fake-anthropic-", suffix=".json")
+        with os.fdopen(fd, "w") as file:
+            json.dump(script_to_json(self.script), file)
+        command = [self.python, "-m", "typedagent.testing.fake_server", "--script", self._script_path]
+        command += ["--host", self.host, "--port", str(self.port), "--latency-ms", str(self.latency_ms)]
+        if self.per_conversation:
+            command.append("--per-conversation")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"the fake server process did not start (exit status {self.returncode}):\n{self.stderr}")
+        self._base_url = line
+        return self
+
+    def stop(self) -> None:
+        """Terminate the process and collect its stderr (no-op when not running)."""
+        process, self.process = self.process, None
+        if process is not None:
+            if process.poll() is None:
+                process.terminate()
+            _, self.stderr = process.communicate(timeout=30)
+            self.returncode = process.returncode
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        self._base_url = None
+        if self._script_path is not None:
+            os.unlink(self._script_path)
+            self._script_path = None
+
+    def __enter__(self) -> FakeAnthropicServerProcess:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeAnthropicServerProcess:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.to_thread(self.stop)

@@ -1,0 +1,410 @@
+"""``FakeAnthropicServer``: a real Messages API endpoint on 127.0.0.1 that serves a script, faults included."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import signal
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._items import (
+    ApiErrorSpec,
+    Block,
+    Delayed,
+    MalformedBody,
+    ScriptedResponse,
+    ScriptError,
+    ScriptItem,
+    error_body,
+    render_message,
+)
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["FakeAnthropicServer"]
+
+_SOURCE = "FakeAnthropicServer"
+_REASONS = {529: "Overloaded"}
+
+
+@dataclass(slots=True)
+class _Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    action: Literal["send", "drop", "hang"] = "send"
+
+    def encode(self, keep_alive: bool) -> bytes:
+        reason = _REASONS.get(self.status) or (HTTPStatus(self.status).phrase if self.status in _KNOWN else "Unknown")
+        head = [
+            f"HTTP/1.1 {self.status} {reason}",
+            "content-type: application/json",
+            f"content-length: {len(self.body)}",
+            f"connection: {'keep-alive' if keep_alive else 'close'}",
+            *(f"{name}: {value}" for name, value in self.headers.items()),
+        ]
+        return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + self.body
+
+
+_KNOWN = frozenset(status.value for status in HTTPStatus)
+
+
+def _json_reply(status: int, data: Any, headers: Mapping[str, str] | None = None) -> _Reply:
+    return _Reply(status=status, body=json.dumps(data).encode(), headers=dict(headers or {}))
+
+
+def _answers(item: ScriptItem) -> bool:
+    while isinstance(item, Delayed):
+        item = item.item
+    return isinstance(item, ScriptedResponse | Block | str)
+
+
+class FakeAnthropicServer:
+    """A local Messages API server (HTTP/1.1 with keep-alive on 127.0.0.1) driven by a script.
+
+    The real ``anthropic`` SDK talks to it over real sockets, so its retries, ``retry-after``
+    handling, timeouts and error mapping run end to end. Script items are the same as for
+    ``ScriptedClient``; faults are items too: ``api_error(429, retry_after=1)``, ``api_error(529)``,
+    ``api_error(500)``, ``delay(seconds, item)``, ``malformed_body()``, ``dropped_connection()`` and
+    ``api_error("timeout")`` (never answers).
+
+    Two ways to pick the item for a request:
+
+    - default: one queue, served in arrival order to whoever asks;
+    - ``per_conversation=True``: every conversation replays the script on its own. The request's
+      position is the number of assistant turns in its ``messages``; faults before a response are
+      served to the SDK's successive retries of that turn (``x-stainless-retry-count``). Use it for
+      many concurrent executions of one scenario.
+
+    A request the script cannot answer (script exhausted, unknown tool) gets a 400
+    ``invalid_request_error`` with ``x-should-retry: false``, is listed in ``problems``, and leaving the
+    ``with`` block raises ``ScriptError`` when ``strict``.
+
+    Example:
+        ``with FakeAnthropicServer([api_error(429, retry_after=0), output_call(out)]) as server:``
+        ``    result = await execute_agent(agent, "hi", client=server.client())``
+
+    Args:
+        script: The items to serve.
+        per_conversation: Replay the script independently for every conversation.
+        latency_ms: Added before every reply (faults included).
+        host: Interface to bind (loopback by default).
+        port: Port to bind; 0 picks a free one.
+        record_requests: Keep every request body and headers (turn off for long benchmarks).
+        strict: Raise ``ScriptError`` on leaving the ``with`` block when a request was not answerable.
+    """
+
+    __test__ = False  # not a test class, whatever pytest's name patterns say
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        *,
+        per_conversation: bool = False,
+        latency_ms: float = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        record_requests: bool = True,
+        strict: bool = True,
+    ) -> None:
+        self.script: list[ScriptItem] = list(script)
+        self.per_conversation = per_conversation
+        self.latency_ms = latency_ms
+        self.record_requests = record_requests
+        self.strict = strict
+        self.requests: list[dict[str, Any]] = []
+        """Every request body received on ``POST /v1/messages``, parsed."""
+        self.request_headers: list[dict[str, str]] = []
+        """The headers of those requests (lower-case names), in the same order."""
+        self.requests_served = 0
+        """``POST /v1/messages`` requests handled, faults included."""
+        self.problems: list[str] = []
+        """Requests the script could not answer, with the reason."""
+        self._host = host
+        self._port = port
+        self._next = 0
+        self._ids = itertools.count(1)
+        self._steps: list[tuple[list[ScriptItem], ScriptItem | None]] | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def port(self) -> int:
+        """The bound port (known once started)."""
+        if not self._port:
+            raise RuntimeError("FakeAnthropicServer is not started: use it as a context manager or call start().")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``: pass it as ``AsyncAnthropic(base_url=...)``."""
+        return f"http://{self._host}:{self.port}"
+
+    @property
+    def remaining(self) -> int:
+        """Items of the queue not served yet (default mode)."""
+        return len(self.script) - self._next
+
+    def add(self, *items: ScriptItem) -> FakeAnthropicServer:
+        """Append items to the script; returns the server."""
+        self.script.extend(items)
+        self._steps = None
+        return self
+
+    def client(self, **kwargs: Any) -> AsyncAnthropic:
+        """An ``AsyncAnthropic`` pointed at this server (``api_key="test"``); ``kwargs`` go to the client."""
+        from anthropic import AsyncAnthropic
+
+        kwargs.setdefault("api_key", "test")
+        return AsyncAnthropic(base_url=self.base_url, **kwargs)
+
+    def start(self) -> FakeAnthropicServer:
+        """Serve from a background thread; returns once the port is bound."""
+        if self._thread is not None:
+            raise RuntimeError("FakeAnthropicServer is already running.")
+        ready = threading.Event()
+        failures: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(self.serve(on_ready=lambda _url: ready.set()))
+            except BaseException as exc:  # reported to the starting thread, which raises it
+                failures.append(exc)
+                ready.set()
+
+        self._thread = threading.Thread(target=run, name="FakeAnthropicServer", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failures:
+            self._thread.join()
+            self._thread = None
+            raise failures[0]
+        return self
+
+    def stop(self) -> None:
+        """Close every connection and stop serving (no-op when not running)."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self.request_stop()
+        thread.join()
+
+    def request_stop(self) -> None:
+        """Ask ``serve()`` to return; safe from any thread."""
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            loop.call_soon_threadsafe(stopping.set)
+
+    def __enter__(self) -> FakeAnthropicServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+        self._raise_problems(exc)
+
+    async def __aenter__(self) -> FakeAnthropicServer:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+        self._raise_problems(exc)
+
+    def _raise_problems(self, exc: BaseException | None) -> None:
+        if exc is None and self.strict and self.problems:
+            listing = "\n".join(f"  - {problem}" for problem in self.problems)
+            raise ScriptError(f"FakeAnthropicServer could not answer {len(self.problems)} request(s):\n{listing}")
+
+    async def serve(self, *, on_ready: Callable[[str], object] | None = None, handle_signals: bool = False) -> None:
+        """Serve in the running event loop until ``request_stop()`` (or SIGTERM/SIGINT with ``handle_signals``).
+
+        ``on_ready`` receives the base URL once the port is bound.
+        """
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        server = await asyncio.start_server(self._connection, self._host, self._port, backlog=4096)
+        self._port = server.sockets[0].getsockname()[1]
+        if handle_signals:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._loop.add_signal_handler(signum, self._stopping.set)
+        try:
+            if on_ready is not None:
+                on_ready(self.base_url)
+            await self._stopping.wait()
+        finally:
+            if handle_signals:
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    self._loop.remove_signal_handler(signum)
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await server.wait_closed()
+            self._loop = self._stopping = None
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    return
+                method, target, version, headers, body = request
+                try:
+                    reply = await self._answer(method, target, headers, body)
+                except Exception as exc:  # a bug or an unusable item: tell the client, do not hang it
+                    self.problems.append(f"request failed in the server: {type(exc).__name__}: {exc}")
+                    message = f"FakeAnthropicServer failed: {type(exc).__name__}: {exc}"
+                    reply = _json_reply(500, error_body("api_error", message), {"x-should-retry": "false"})
+                if reply.action == "drop":
+                    writer.transport.abort()
+                    return
+                if reply.action == "hang":
+                    await reader.read()  # answer nothing until the client gives up and closes
+                    return
+                keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+                writer.write(reply.encode(keep_alive))
+                await writer.drain()
+                if not keep_alive:
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            return  # the client went away or sent something that is not HTTP
+        except asyncio.CancelledError:
+            return  # the server is stopping; ending normally keeps asyncio from logging each connection
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def _answer(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> _Reply:
+        path = target.split("?", 1)[0]
+        if method == "GET" and path == "/_fake/stats":
+            return _json_reply(200, {"requests_served": self.requests_served, "problems": self.problems})
+        if method != "POST" or path != "/v1/messages":
+            message = f"{_SOURCE} serves POST /v1/messages only, not {method} {path}."
+            return _json_reply(404, error_body("not_found_error", message))
+        try:
+            params = json.loads(body)
+        except ValueError:
+            params = None
+        if not isinstance(params, dict):
+            return _json_reply(400, error_body("invalid_request_error", "The request body is not a JSON object."))
+        if self.record_requests:
+            self.requests.append(params)
+            self.request_headers.append(dict(headers))
+        self.requests_served += 1
+        call = self.requests_served
+        if self.latency_ms:
+            await asyncio.sleep(self.latency_ms / 1000)
+        try:
+            if params.get("stream"):
+                raise ScriptError(f"{_SOURCE}: request {call} asks for streaming, which this server does not do.")
+            return await self._render(self._pick(params, headers, call), params, call)
+        except ScriptError as exc:
+            self.problems.append(str(exc))
+            return _json_reply(400, error_body("invalid_request_error", str(exc)), {"x-should-retry": "false"})
+
+    def _pick(self, params: Mapping[str, Any], headers: Mapping[str, str], call: int) -> ScriptItem:
+        if not self.per_conversation:
+            index, self._next = self._next, self._next + 1
+            if index >= len(self.script):
+                raise ScriptError(
+                    f"{_SOURCE}: request {call} arrived but the script has only {len(self.script)} item(s). "
+                    "Add a response for it (the client asked for more turns or retries than the script provides)."
+                )
+            return self.script[index]
+        turn = sum(1 for message in params.get("messages") or () if message.get("role") == "assistant")
+        retry = int(headers.get("x-stainless-retry-count", "0") or "0")
+        steps = self._conversation_steps()
+        if turn >= len(steps):
+            raise ScriptError(
+                f"{_SOURCE}: request {call} is turn {turn + 1} of its conversation, but the script has only "
+                f"{len(steps)} turn(s). Add a response for it."
+            )
+        faults, answer = steps[turn]
+        if retry < len(faults):
+            return faults[retry]
+        if answer is None:
+            raise ScriptError(
+                f"{_SOURCE}: request {call} (turn {turn + 1}, retry {retry}) has no response left: the script ends "
+                "with faults. Add a response after them, or lower the client's max_retries."
+            )
+        return answer
+
+    def _conversation_steps(self) -> list[tuple[list[ScriptItem], ScriptItem | None]]:
+        """The script as turns: the faults served to successive retries, then the answering item."""
+        if self._steps is None:
+            steps: list[tuple[list[ScriptItem], ScriptItem | None]] = []
+            faults: list[ScriptItem] = []
+            for item in self.script:
+                if _answers(item):
+                    steps.append((faults, item))
+                    faults = []
+                else:
+                    faults.append(item)
+            if faults:
+                steps.append((faults, None))
+            self._steps = steps
+        return self._steps
+
+    async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> _Reply:
+        while isinstance(item, Delayed):
+            await asyncio.sleep(item.seconds)
+            item = item.item
+        request_id = f"req_fake_{call:06d}"
+        if isinstance(item, ApiErrorSpec):
+            if item.status == "connection":
+                return _Reply(action="drop")
+            if item.status == "timeout":
+                return _Reply(action="hang")
+            headers = {"request-id": item.request_id or request_id, **item.headers}
+            return _json_reply(item.status, error_body(item.resolved_type, item.message), headers)
+        if isinstance(item, MalformedBody):
+            return _Reply(status=item.status, body=item.body.encode(), headers={"request-id": request_id})
+        message = render_message(
+            item,
+            params,
+            call=call,
+            message_id=f"msg_fake_{call:06d}",
+            new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
+            source=_SOURCE,
+        )
+        return _json_reply(200, message, {"request-id": request_id})
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, str, dict[str, str], bytes] | None:
+    """One HTTP/1.1 request, or None when the client closed the connection between requests."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if exc.partial.strip():
+            raise
+        return None
+    request_line, *lines = head[:-4].decode("latin-1").split("\r\n")
+    method, target, version = request_line.split(" ", 2)
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks = []
+        while size := int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16):
+            chunks.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+        await reader.readuntil(b"\r\n")  # the empty trailer
+        return method, target, version, headers, b"".join(chunks)
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return method, target, version, headers, body
