@@ -1,5 +1,8 @@
-"""Tool safety: per-tool timeouts, the result-size cap, containment of user-code exceptions, and the
-``BaseException``s that must propagate (issue 5, point 3)."""
+"""Tool safety (issue 5, point 3).
+
+Per-tool timeouts, the result-size cap, containment of user-code exceptions, and the
+``BaseException``s that must propagate.
+"""
 
 from __future__ import annotations
 
@@ -55,11 +58,8 @@ def reflecting(handler: Callable[[Out], Any]) -> OutputTool[Out]:
 
 def results(result: ExecuteResult[Any], index: int) -> list[tuple[str, bool]]:
     """``(content, is_error)`` of every tool_result in message ``index``."""
-    return [
-        (block["content"], block.get("is_error", False))
-        for block in result.metadata.messages[index]["content"]  # type: ignore[union-attr]
-        if block["type"] == "tool_result"
-    ]
+    blocks: list[dict[str, Any]] = result.metadata.messages[index]["content"]  # type: ignore[assignment]
+    return [(block["content"], block.get("is_error", False)) for block in blocks if block["type"] == "tool_result"]
 
 
 async def run(definition: AgentDefinition[Out, None], script: list[Any], **kwargs: Any) -> ExecuteResult[Out]:
@@ -452,7 +452,9 @@ def _propagating_agents(exc_type: type[BaseException]) -> dict[str, tuple[AgentD
 
 
 @pytest.mark.parametrize("exc_type", [KeyboardInterrupt, SystemExit])
-@pytest.mark.parametrize("where", ["sync handler", "async handler", "reflection handler", "validator", "parallel batch"])
+@pytest.mark.parametrize(
+    "where", ["sync handler", "async handler", "reflection handler", "validator", "parallel batch"]
+)
 @pytest.mark.parametrize("guarded", [False, True], ids=["plain", "with-limits"])
 def test_base_exceptions_from_user_code_propagate(exc_type: type[BaseException], where: str, guarded: bool) -> None:
     """KeyboardInterrupt and SystemExit raised by user code are never swallowed into a result."""
@@ -470,7 +472,7 @@ def test_base_exceptions_from_callbacks_and_clients_propagate(exc_type: type[Bas
         raise exc_type()
 
     class Raising:
-        class messages:  # noqa: N801 - mirrors client.messages
+        class messages:
             @staticmethod
             async def create(**params: Any) -> Any:
                 raise exc_type()
