@@ -10,7 +10,15 @@
   conversation in assertions.
 """
 
-from ._conversation import ConversationError, assert_valid_conversation, conversation_problems, format_conversation
+from ._cassette import CassetteError, RecordingClient, ReplayClient, redact
+from ._conversation import (
+    Conversation,
+    ConversationError,
+    assert_valid_conversation,
+    conversation,
+    conversation_problems,
+    format_conversation,
+)
 from ._items import (
     ApiErrorSpec,
     Block,
@@ -41,6 +49,8 @@ from ._server import FakeAnthropicServer
 __all__ = [
     "ApiErrorSpec",
     "Block",
+    "CassetteError",
+    "Conversation",
     "ConversationError",
     "Delayed",
     "FakeAnthropicServer",
@@ -48,18 +58,22 @@ __all__ = [
     "FunctionClient",
     "FunctionReturn",
     "MalformedBody",
+    "RecordingClient",
+    "ReplayClient",
     "ScriptError",
     "ScriptItem",
     "ScriptedClient",
     "ScriptedResponse",
     "api_error",
     "assert_valid_conversation",
+    "conversation",
     "conversation_problems",
     "delay",
     "dropped_connection",
     "format_conversation",
     "malformed_body",
     "output_call",
+    "redact",
     "redacted_thinking",
     "response",
     "script_from_json",

@@ -3,13 +3,59 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
-__all__ = ["ConversationError", "assert_valid_conversation", "conversation_problems", "format_conversation"]
+from .._results import ExecuteFailure, ExecuteSuccess, ExecutionMetadata
+
+__all__ = [
+    "Conversation",
+    "ConversationError",
+    "assert_valid_conversation",
+    "conversation",
+    "conversation_problems",
+    "format_conversation",
+    "to_plain",
+]
+
+Conversation: TypeAlias = "ExecuteSuccess[Any] | ExecuteFailure | ExecutionMetadata | Sequence[Mapping[str, Any]]"
+"""A run's conversation: an execution result, its metadata, or the messages themselves."""
 
 
 class ConversationError(AssertionError):
     """The conversation would be rejected by the Messages API."""
+
+
+def to_plain(value: Any) -> Any:
+    """``value`` as plain JSON data: pydantic models dumped (``None`` fields left out), tuples as lists."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, Mapping):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(item) for item in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return repr(value)
+
+
+def _messages(run: Conversation) -> Sequence[Mapping[str, Any]]:
+    if isinstance(run, ExecuteSuccess | ExecuteFailure):
+        return run.metadata.messages
+    if isinstance(run, ExecutionMetadata):
+        return run.messages
+    return run
+
+
+def conversation(run: Conversation) -> list[dict[str, Any]]:
+    """The whole conversation of a run as plain data, to compare with ``==`` in a test.
+
+    Every message is a ``{"role": ..., "content": ...}`` dict of JSON values (SDK and pydantic
+    objects dumped, ``None`` fields left out), exactly what the Messages API would receive.
+
+    Args:
+        run: An ``ExecuteResult``, its ``metadata``, or a list of messages.
+    """
+    return [to_plain(message) for message in _messages(run)]
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -19,13 +65,14 @@ def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(content or ())
 
 
-def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Every reason the Messages API would reject ``messages`` as a conversation (empty when valid).
+def conversation_problems(run: Conversation) -> list[str]:
+    """Every reason the Messages API would reject a run's conversation (empty when valid).
 
     Checked: the first turn is the user's; roles alternate; every ``tool_use`` of an assistant turn is
     answered by a ``tool_result`` with the same id, in the same order, first in the next user turn;
     no ``tool_result`` answers anything else; tool_use ids are unique.
     """
+    messages = _messages(run)
     problems: list[str] = []
     if not messages:
         return ["the conversation is empty"]
@@ -71,16 +118,26 @@ def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def assert_valid_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
-    """Raise ``ConversationError`` (an AssertionError) listing every problem, with a transcript."""
-    problems = conversation_problems(messages)
+def assert_valid_conversation(run: Conversation) -> None:
+    """Raise ``ConversationError`` (an AssertionError) listing every problem, with a transcript.
+
+    Args:
+        run: An ``ExecuteResult``, its ``metadata``, or a list of messages.
+    """
+    problems = conversation_problems(run)
     if problems:
         listing = "\n".join(f"  - {p}" for p in problems)
-        raise ConversationError(f"conversation is not API-valid:\n{listing}\n{format_conversation(messages)}")
+        raise ConversationError(f"conversation is not API-valid:\n{listing}\n{format_conversation(run)}")
 
 
-def format_conversation(messages: Sequence[Mapping[str, Any]], *, width: int = 100) -> str:
-    """A compact transcript, one line per block, for failure messages."""
+def format_conversation(run: Conversation, *, width: int = 100) -> str:
+    """A compact transcript, one line per block (``[index] role: type: detail``), for failure messages.
+
+    Args:
+        run: An ``ExecuteResult``, its ``metadata``, or a list of messages.
+        width: Each block's detail is cut to this many characters.
+    """
+    messages = _messages(run)
 
     def clip(value: object) -> str:
         line = str(value).replace("\n", "\\n")

@@ -1,0 +1,280 @@
+"""Cassettes: ``RecordingClient`` saves real request/response pairs as JSON, ``ReplayClient`` replays them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ._conversation import to_plain
+from ._items import ApiErrorSpec
+from ._scripted import _InProcessClient
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+    from .._client import MessagesClient
+
+__all__ = ["CassetteError", "RecordingClient", "ReplayClient", "redact"]
+
+CASSETTE_VERSION: Final = 1
+REDACTED: Final = "[REDACTED]"
+_SECRET_KEYS: Final = frozenset(
+    {
+        "api_key",
+        "api-key",
+        "x-api-key",
+        "anthropic_api_key",
+        "auth_token",
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-goog-api-key",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "x-amz-security-token",
+    }
+)
+_SECRET_PATTERN: Final = re.compile(r"sk-ant-[A-Za-z0-9_\-]+|Bearer\s+[A-Za-z0-9._~+/=\-]+")
+_MAX_DIFFERENCES: Final = 10
+
+
+class CassetteError(AssertionError):
+    """A replayed run does not match its cassette (drift, extra or missing calls, no cassette).
+
+    An ``AssertionError``, so it fails the test instead of becoming an ``API_ERROR`` result.
+    """
+
+
+def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """``value`` as JSON data with secrets replaced by ``"[REDACTED]"``.
+
+    Redacted: the value of any key named like a credential (``api_key``, ``x-api-key``,
+    ``authorization``, cookies, cloud credentials; any letter case), anything that looks like an
+    Anthropic key (``sk-ant-…``) or a bearer token, and every string in ``secrets``, wherever they
+    appear. Pydantic models are dumped to JSON first.
+    """
+    known = sorted((s for s in secrets if s), key=len, reverse=True)
+    return _redact(to_plain(value), known)
+
+
+def _redact(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {key: REDACTED if key.lower() in _SECRET_KEYS else _redact(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact(item, secrets) for item in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return _SECRET_PATTERN.sub(REDACTED, value)
+    return value
+
+
+def _client_secrets(client: object) -> list[str]:
+    """Credentials the wrapped client holds, so they are redacted even where no pattern catches them."""
+    found = []
+    for name in ("api_key", "auth_token"):
+        value = getattr(client, name, None)
+        if isinstance(value, str) and len(value) >= 8:
+            found.append(value)
+    return found
+
+
+def _error_entry(exc: Exception) -> dict[str, Any] | None:
+    """An SDK exception as cassette data (None for exceptions the SDK did not raise)."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        return {
+            "status": exc.status_code,
+            "type": exc.type,
+            "message": message or str(exc),
+            "request_id": exc.request_id,
+        }
+    if isinstance(exc, anthropic.APITimeoutError):
+        return {"status": "timeout", "message": str(exc)}
+    if isinstance(exc, anthropic.APIConnectionError):
+        return {"status": "connection", "message": str(exc)}
+    return None
+
+
+class _Forwarding:
+    def __init__(self, client: RecordingClient) -> None:
+        self._client = client
+
+    async def create(self, **params: Any) -> Message:
+        return await self._client._create(**params)
+
+
+class RecordingClient:
+    """Wraps a real client and saves every request/response pair to a JSON cassette.
+
+    The file is rewritten after every call (indented JSON, one entry per call with ``request`` and
+    ``response`` — or ``error`` for an API error, which is re-raised), so a crashed run still leaves
+    what it recorded. Credentials never reach the file (see ``redact``).
+
+    Example:
+        ``client = RecordingClient(AsyncAnthropic(), "tests/cassettes/triage.json")``
+
+    Args:
+        client: The real client (``AsyncAnthropic()`` or anything with an async ``messages.create``).
+        path: Where the cassette is written (parent folders are created; an existing file is replaced).
+    """
+
+    __test__ = False  # not a test class, whatever pytest's name patterns say
+
+    def __init__(self, client: MessagesClient, path: str | Path) -> None:
+        self.client = client
+        self.path = Path(path)
+        self.entries: list[dict[str, Any]] = []
+        """The recorded calls, as written to the file."""
+        self.messages = _Forwarding(self)
+        self._secrets = _client_secrets(client)
+
+    async def _create(self, **params: Any) -> Message:
+        entry: dict[str, Any] = {"request": redact(params, self._secrets)}
+        self.entries.append(entry)
+        try:
+            message = await self.client.messages.create(**params)
+        except Exception as exc:
+            error = _error_entry(exc)
+            if error is None:
+                self.entries.remove(entry)
+                raise
+            entry["error"] = redact(error, self._secrets)
+            self.save()
+            raise
+        entry["response"] = redact(message, self._secrets)
+        self.save()
+        return message
+
+    def save(self) -> None:
+        """Write the cassette (done after every call)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"version": CASSETTE_VERSION, "calls": self.entries}
+        self.path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+class ReplayClient(_InProcessClient):
+    """Answers from a cassette written by ``RecordingClient`` and fails clearly when the run drifts.
+
+    A request is matched to the first unused recorded call whose request is identical (so concurrent
+    executions replay in any order). When none is, the call fails with a ``CassetteError`` naming the
+    call, the cassette entry it was compared with (the next unused one), and each differing field
+    with the recorded and the actual value. Requests are compared after the same redaction as when
+    recording.
+
+    Args:
+        path: The cassette file.
+        ignore: Request fields not compared, as paths like ``"metadata"`` or ``"messages[0].content"``.
+    """
+
+    _source = "ReplayClient"
+    _message_prefix = "msg_replay"
+
+    def __init__(self, path: str | Path, *, ignore: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.ignore = frozenset(ignore)
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            raise CassetteError(
+                f"ReplayClient: no cassette at {str(self.path)!r}. Record it first: wrap a real client in "
+                "RecordingClient, or run pytest with --record-cassettes (and ANTHROPIC_API_KEY set)."
+            ) from None
+        if not isinstance(data, dict) or data.get("version") != CASSETTE_VERSION:
+            raise CassetteError(
+                f"ReplayClient: {str(self.path)!r} is not a version-{CASSETTE_VERSION} typedagent cassette; "
+                "re-record it."
+            )
+        self.calls: list[dict[str, Any]] = list(data["calls"])
+        """The recorded calls."""
+        self._used = [False] * len(self.calls)
+
+    @property
+    def remaining(self) -> int:
+        """Recorded calls not replayed yet."""
+        return self._used.count(False)
+
+    def assert_all_played(self) -> None:
+        """Raise ``CassetteError`` when recorded calls were never requested (the run now makes fewer calls)."""
+        unused = [index + 1 for index, used in enumerate(self._used) if not used]
+        if unused:
+            raise CassetteError(
+                f"ReplayClient: {len(unused)} recorded call(s) of {str(self.path)!r} were never requested "
+                f"(entries {unused}). The agent now makes fewer API calls than when recorded; re-record if intended."
+            )
+
+    async def _respond(self, request: dict[str, Any], call: int) -> Message:
+        actual = redact(request)
+        unused = [index for index, used in enumerate(self._used) if not used]
+        if not unused:
+            raise CassetteError(
+                f"ReplayClient: call {call} has no recorded call left in {str(self.path)!r} "
+                f"({len(self.calls)} recorded). The agent now makes more API calls than when recorded; "
+                "re-record if intended."
+            )
+        for index in unused:
+            if not _differences(self.calls[index]["request"], actual, "", self.ignore):
+                break
+        else:
+            index = unused[0]
+            differences = _differences(self.calls[index]["request"], actual, "", self.ignore)
+            listing = "\n".join(f"  {line}" for line in differences[:_MAX_DIFFERENCES])
+            more = len(differences) - _MAX_DIFFERENCES
+            raise CassetteError(
+                f"ReplayClient: call {call} does not match recorded call {index + 1} of {str(self.path)!r}:\n"
+                f"{listing}{f'{chr(10)}  … and {more} more' if more > 0 else ''}\n"
+                "The request drifted from the recording: fix the agent, or re-record the cassette if the change "
+                "is intended."
+            )
+        self._used[index] = True
+        entry = self.calls[index]
+        if "error" in entry:
+            error = entry["error"]
+            raise ApiErrorSpec(
+                status=error["status"],
+                message=error.get("message") or "recorded API error",
+                error_type=error.get("type"),
+                request_id=error.get("request_id"),
+            ).to_exception()
+        return self._materialize(entry["response"], request, call)
+
+
+def _differences(expected: Any, actual: Any, path: str, ignore: frozenset[str]) -> list[str]:
+    """Every field where ``actual`` differs from ``expected``, as ``path: expected …, got …`` lines."""
+    if path in ignore:
+        return []
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        found = []
+        for key in [*expected, *(key for key in actual if key not in expected)]:
+            where = f"{path}.{key}" if path else key
+            if key not in actual:
+                found += [] if where in ignore else [f"{where}: expected {_show(expected[key])}, got nothing"]
+            elif key not in expected:
+                found += [] if where in ignore else [f"{where}: expected nothing, got {_show(actual[key])}"]
+            else:
+                found += _differences(expected[key], actual[key], where, ignore)
+        return found
+    if isinstance(expected, list) and isinstance(actual, list):
+        found = []
+        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+            found += _differences(left, right, f"{path}[{index}]", ignore)
+        if len(expected) != len(actual):
+            found.append(f"{path}: expected {len(expected)} item(s), got {len(actual)}")
+        return found
+    if expected != actual or type(expected) is not type(actual):
+        return [f"{path or '(request)'}: expected {_show(expected)}, got {_show(actual)}"]
+    return []
+
+
+def _show(value: Any, width: int = 200) -> str:
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= width else f"{shown[: width - 1]}…"
