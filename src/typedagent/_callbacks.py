@@ -1,10 +1,11 @@
-"""Observability hooks: the callback protocol, its state and event objects, and safe invocation."""
+"""Observability hooks: the callback type, its state and event objects, and safe invocation."""
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from typing_extensions import TypeVar
 
@@ -12,8 +13,6 @@ from ._errors import safe_str
 from ._results import AttemptOutcome, CallbackError, TokenUsage
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
-
     from anthropic.types import Message
 
 __all__ = [
@@ -28,7 +27,7 @@ __all__ = [
     "ValidationFailure",
 ]
 
-EventT_contra = TypeVar("EventT_contra", contravariant=True)
+EventT = TypeVar("EventT")
 
 ToolKind: TypeAlias = Literal["helper", "output", "submit", "unknown"]
 """What a tool call addressed."""
@@ -116,11 +115,11 @@ class ValidationFailure:
     """The raw candidate that was rejected, if any."""
 
 
-class Callback(Protocol[EventT_contra]):
-    """A hook: called as ``callback(state, event)``; may be sync or async."""
-
-    def __call__(self, state: ExecutionState, event: EventT_contra, /) -> Awaitable[None] | None:
-        """Handle one event."""
+# A Callable alias rather than a Protocol: mypy infers a lambda's parameter types from a Callable
+# (`on_tool_call=lambda state, event: ...` gets ExecutionState and ToolCall) but leaves them Any
+# against a callback protocol.
+Callback: TypeAlias = Callable[[ExecutionState, EventT], Awaitable[None] | None]
+"""A hook: called as ``callback(state, event)``; sync (returns None) or async."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

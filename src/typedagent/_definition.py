@@ -215,7 +215,7 @@ def define_agent(
             )
         helpers_by_name[helper.name] = helper
 
-    takes_ctx = []
+    takes_ctx: list[bool] = []
     for validator in validators:
         if not callable(validator):
             raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")

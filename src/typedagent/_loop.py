@@ -335,7 +335,7 @@ class _Run:
             self.candidate = raw
             handler = self.agent.output.reflection_handler
             try:
-                preview = await call_maybe_async(handler, parsed.output)  # type: ignore[arg-type]
+                preview = await call_maybe_async(handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
                 reply.content = truncate(str(preview), self.agent.max_tool_result_chars)
             except Exception as exc:
                 reply.content = (
@@ -604,7 +604,7 @@ def _text_of(response: Message) -> str:
 def _thinking_on(settings: Any) -> bool:
     """The API forbids forcing tool use while extended thinking is on."""
     thinking = settings.get("thinking")
-    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    return isinstance(thinking, dict) and cast("dict[str, object]", thinking).get("type") in ("enabled", "adaptive")
 
 
 def _describe(exc: BaseException) -> str:
@@ -628,7 +628,12 @@ def _rejection(agent: AgentDefinition[Any, Any], problems: Sequence[str], *, ear
 
 
 def _check_arguments(
-    agent: object, prompt: object, deps: object, limits: object, callbacks: object, history: object
+    agent: AgentDefinition[Any, Any],
+    prompt: str | Sequence[ContentBlockParam],
+    deps: object,
+    limits: ExecutionLimits | None,
+    callbacks: ExecuteCallbacks | None,
+    history: Sequence[MessageParam] | None,
 ) -> None:
     if not isinstance(agent, AgentDefinition):
         raise TypeError(f"execute_agent() needs an AgentDefinition from define_agent(), got {type(agent).__name__}.")

@@ -229,7 +229,9 @@ def tool(
             return Tool(f, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
 
         return typing.cast("_ToolDecorator", decorate)
-    return Tool(fn, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
+    # Declared, so that pyright solves the deps parameter (it cannot from the function alone).
+    made: Tool[Any, ..., Any] = Tool(fn, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
+    return made
 
 
 def check_timeout(timeout_s: float | None, name: str) -> float | None:
@@ -310,7 +312,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             arg = _ARG_RE.match(stripped)
             indent = len(line) - len(line.lstrip())
             if arg and (current is None or indent <= arg_indent):
-                current, arg_indent = arg.group(1).lstrip("*"), indent
+                current, arg_indent = typing.cast("str", arg.group(1)).lstrip("*"), indent
                 params[current] = arg.group(2).strip()
             elif current is not None:
                 params[current] = f"{params[current]} {stripped}".strip()
@@ -362,7 +364,7 @@ def format_validation_errors(exc: pydantic.ValidationError) -> str:
 
 def validation_error_lines(exc: pydantic.ValidationError) -> list[str]:
     """``path: message`` for each pydantic error (``(root)`` for whole-object errors)."""
-    lines = []
+    lines: list[str] = []
     for error in exc.errors(include_url=False):
         path = ".".join(str(part) for part in error["loc"]) or "(root)"
         lines.append(f"{path}: {error['msg']}")
