@@ -23,9 +23,7 @@ import json
 import os
 import platform
 import statistics
-import subprocess
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -201,15 +199,10 @@ def machine() -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (
-        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}; anthropic {version('anthropic')}, "
-        f"httpx2 {version('httpx2')}, aiohttp {version('aiohttp')}, pydantic {version('pydantic')}, "
-        f"pydantic-ai-slim {version('pydantic-ai-slim')}, typedagent {version('typedagent')}"
-    )
-
-
-def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args, "-c", code], capture_output=True, text=True, check=True)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    packages = ("anthropic", "httpx2", "aiohttp", "pydantic", "pydantic-ai-slim", "typedagent")
+    versions = ", ".join(f"{name} {version(name)}" for name in packages)
+    return f"{cpu}, {os.cpu_count()} cores (load average {load}); Python {platform.python_version()}; {versions}"
 
 
 def fmt_us(seconds: float) -> str:
@@ -224,32 +217,39 @@ def ratio(value: float, baseline: float) -> str:
     return f"{value / baseline:.2f}x"
 
 
-Timer = Callable[[], float]
+def server_scripts() -> dict[str, list[Any]]:
+    """The scenario as ``FakeAnthropicServer`` scripts, one per tool naming.
+
+    typedagent and the raw loop share tool names; pydantic-ai names its output tool ``final_result``
+    and has its own preview tool.
+    """
+    from typedagent.testing import response, tool_call
+
+    def script(turns: list[list[dict[str, Any]]]) -> list[Any]:
+        return [response(*(tool_call(call["name"], call["input"]) for call in turn)) for turn in turns]
+
+    return {
+        "typedagent-plain": script(model_turns(reflection=False)),
+        "typedagent-reflection": script(model_turns(reflection=True)),
+        "pydantic-ai-plain": script(pydantic_ai_turns(reflection=False)),
+        "pydantic-ai-reflection": script(pydantic_ai_turns(reflection=True)),
+    }
 
 
 @contextlib.contextmanager
 def fake_servers(latency_ms: float = 0) -> Iterator[dict[str, str]]:
-    """Start ``_server_process.py`` (the scenario's servers, in their own process); yield their URLs."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_server_process.py")
-    process = subprocess.Popen(
-        [sys.executable, script, "--latency-ms", str(latency_ms)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the fake server process exited with {process.wait()} before serving")
-        yield json.loads(line)
-    finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        try:
-            code = process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            code = process.wait()
-        if code != 0:
-            raise RuntimeError(f"the fake server process reported problems (exit {code}); see its stderr above")
+    """One ``FakeAnthropicServerProcess`` per script (per-conversation mode); yields their base URLs.
+
+    Each server runs in a process of its own, so this process's CPU time is the client's alone.
+    """
+    from typedagent.testing import FakeAnthropicServerProcess
+
+    servers = {
+        name: FakeAnthropicServerProcess(script, per_conversation=True, latency_ms=latency_ms)
+        for name, script in server_scripts().items()
+    }
+    with contextlib.ExitStack() as stack:
+        yield {name: stack.enter_context(server).base_url for name, server in servers.items()}
+    problems = [line for server in servers.values() for line in server.stderr.splitlines() if "problem" in line]
+    if problems:
+        raise RuntimeError("the fake servers could not answer some requests:\n" + "\n".join(problems[:20]))
