@@ -107,6 +107,7 @@ async def call_with_context(ctx: RunContext[Db], admin_ctx: RunContext[AdminDb],
 # The deps type is part of the tool's type: a context-free tool (or one taking RunContext[object]) fits
 # every agent, a RunContext[Db] tool fits agents whose deps are a Db.
 
+
 def wants_db_tool(helper: Tool[Db, ..., Any]) -> None:
     del helper
 
