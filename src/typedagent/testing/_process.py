@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._items import ScriptItem, script_to_json
+from ._server import sdk_client
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -80,12 +81,14 @@ class FakeAnthropicServerProcess:
             stats: dict[str, Any] = json.load(reply)
         return int(stats["requests_served"])
 
-    def client(self, **kwargs: Any) -> AsyncAnthropic:
-        """An ``AsyncAnthropic`` pointed at the process (``api_key="test"``); ``kwargs`` go to the client."""
-        from anthropic import AsyncAnthropic
+    def client(self, *, keep_alive: bool = False, **kwargs: Any) -> AsyncAnthropic:
+        """An ``AsyncAnthropic`` pointed at this server, ``api_key="test"``; ``kwargs`` go to the client.
 
-        kwargs.setdefault("api_key", "test")
-        return AsyncAnthropic(base_url=self.base_url, **kwargs)
+        By default its connections close after each response, so a test that never closes the client
+        leaves no open socket behind (an unclosed one is a ``ResourceWarning``). Pass ``keep_alive=True``
+        for the SDK's usual pooled connections (benchmarks), and close the client yourself.
+        """
+        return sdk_client(self.base_url, keep_alive=keep_alive, **kwargs)
 
     def start(self) -> FakeAnthropicServerProcess:
         """Start the process; returns once it serves."""

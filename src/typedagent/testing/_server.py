@@ -60,6 +60,18 @@ def _json_reply(status: int, data: Any, headers: Mapping[str, str] | None = None
     return _Reply(status=status, body=json.dumps(data).encode(), headers=dict(headers or {}))
 
 
+def sdk_client(base_url: str, *, keep_alive: bool, **kwargs: Any) -> AsyncAnthropic:
+    """An ``AsyncAnthropic`` for a local fake server (see ``FakeAnthropicServer.client``)."""
+    import anthropic
+    import httpx2
+
+    kwargs.setdefault("api_key", "test")
+    if not keep_alive and "http_client" not in kwargs:
+        limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=0)
+        kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient(limits=limits)
+    return anthropic.AsyncAnthropic(base_url=base_url, **kwargs)
+
+
 def _answers(item: ScriptItem) -> bool:
     while isinstance(item, Delayed):
         item = item.item
@@ -160,12 +172,14 @@ class FakeAnthropicServer:
         self._steps = None
         return self
 
-    def client(self, **kwargs: Any) -> AsyncAnthropic:
-        """An ``AsyncAnthropic`` pointed at this server (``api_key="test"``); ``kwargs`` go to the client."""
-        from anthropic import AsyncAnthropic
+    def client(self, *, keep_alive: bool = False, **kwargs: Any) -> AsyncAnthropic:
+        """An ``AsyncAnthropic`` pointed at this server, ``api_key="test"``; ``kwargs`` go to the client.
 
-        kwargs.setdefault("api_key", "test")
-        return AsyncAnthropic(base_url=self.base_url, **kwargs)
+        By default its connections close after each response, so a test that never closes the client
+        leaves no open socket behind (an unclosed one is a ``ResourceWarning``). Pass ``keep_alive=True``
+        for the SDK's usual pooled connections (benchmarks), and close the client yourself.
+        """
+        return sdk_client(self.base_url, keep_alive=keep_alive, **kwargs)
 
     def start(self) -> FakeAnthropicServer:
         """Serve from a background thread; returns once the port is bound."""
@@ -315,7 +329,8 @@ class FakeAnthropicServer:
             return await self._render(self._pick(params, headers, call), params, call)
         except ScriptError as exc:
             self.problems.append(str(exc))
-            return _json_reply(400, error_body("invalid_request_error", str(exc)), {"x-should-retry": "false"})
+            headers = {"request-id": f"req_fake_{call:06d}", "x-should-retry": "false"}
+            return _json_reply(400, error_body("invalid_request_error", str(exc)), headers)
 
     def _pick(self, params: Mapping[str, Any], headers: Mapping[str, str], call: int) -> ScriptItem:
         if not self.per_conversation:

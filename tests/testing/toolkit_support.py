@@ -1,0 +1,70 @@
+"""Agents and expectations shared by the testing-toolkit tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from typedagent import AgentDefinition, OutputTool, define_agent, tool
+
+PROMPT = "How many people live in Paris?"
+
+
+class Answer(BaseModel):
+    """The output type of the toolkit tests."""
+
+    city: str
+    population: int
+
+
+PARIS = Answer(city="Paris", population=2_100_000)
+
+
+@tool
+def lookup(query: str) -> str:
+    """Look up a fact."""
+    return f"facts about {query}"
+
+
+def geo_agent(**overrides: Any) -> AgentDefinition[Answer, None]:
+    """An agent with one helper (``lookup``) and the output tool ``answer``."""
+    params: dict[str, Any] = {
+        "name": "geo",
+        "model": "claude-haiku-4-5",
+        "instructions": "Answer geography questions.",
+        "output": OutputTool(Answer, name="answer"),
+        "helpers": [lookup],
+    }
+    params.update(overrides)
+    return define_agent(**params)
+
+
+def lookup_then_answer() -> list[dict[str, Any]]:
+    """The conversation of a run answering PROMPT with one lookup, then PARIS (ids as the clients make them)."""
+    return [
+        {"role": "user", "content": PROMPT},
+        {
+            "role": "assistant",
+            "content": [{"id": "toolu_01_001", "input": {"query": "Paris"}, "name": "lookup", "type": "tool_use"}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "facts about Paris"}],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "id": "toolu_02_002",
+                    "input": {"city": "Paris", "population": 2100000},
+                    "name": "answer",
+                    "type": "tool_use",
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_02_002", "content": "Output accepted."}],
+        },
+    ]
