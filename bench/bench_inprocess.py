@@ -53,7 +53,8 @@ def pydantic_ai_runner(*, reflection: bool) -> Callable[[], Awaitable[Any]]:
     from pydantic_ai.messages import ModelResponse, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+    # async, so pydantic-ai calls it on the loop: a sync function would cost it a worker-thread hop.
+    async def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
         turn = sum(isinstance(message, ModelResponse) for message in messages)
         turns = pydantic_ai_turns(reflection=reflection, output_tool=info.output_tools[0].name)
         return ModelResponse(
