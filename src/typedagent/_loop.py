@@ -382,6 +382,10 @@ class _Run:
 
     def _append_assistant(self, response: Message) -> None:
         content = [_block_param(block) for block in response.content]
+        if not content:
+            # The API now and then answers with no blocks at all (end_turn), but rejects an empty
+            # assistant turn sent back: there is nothing to keep, so keep nothing.
+            return
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "assistant":
             # A paused turn (or a prefilled history) is continued, not repeated: extend it. The old
@@ -428,8 +432,9 @@ class _Run:
         last = self.messages[-1]
         if last["role"] == "user":
             content = last["content"]
-            assert not isinstance(content, str)
-            self.messages[-1] = {"role": "user", "content": [*content, {"type": "text", "text": text}]}
+            # A plain-string prompt is still last when the model's turn was empty (nothing appended).
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            self.messages[-1] = {"role": "user", "content": [*blocks, {"type": "text", "text": text}]}
         else:
             self.messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
 

@@ -1,0 +1,62 @@
+"""Odd but real model responses never produce a conversation the API would reject (issue 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from typedagent import AgentDefinition, AttemptOutcome, OutputTool, ValidationConfig, define_agent, execute_agent
+from typedagent.testing import ScriptedClient, assert_valid_conversation, conversation_problems, output_call, response
+
+
+class Out(BaseModel):
+    n: int
+
+
+def agent(**overrides: Any) -> AgentDefinition[Out, None]:
+    params: dict[str, Any] = {
+        "name": "odd",
+        "model": "claude-sonnet-4-6",
+        "output": OutputTool(Out),
+        "validation": ValidationConfig(max_attempts=2),
+    }
+    params.update(overrides)
+    return define_agent(**params)
+
+
+FEEDBACK = "You replied without calling a tool. Call 'final_output' with your output; do not answer in plain text."
+
+
+async def test_empty_end_turn_response_adds_no_empty_assistant_turn() -> None:
+    """A response with no content blocks (the API does send these) is not echoed back as an empty turn."""
+    client = ScriptedClient([response(), output_call(Out(n=1))])
+    result = await execute_agent(agent(), "go", client=client)
+    assert result.ok
+    assert [a.outcome for a in result.metadata.attempts] == [AttemptOutcome.INVALID_RESPONSE, AttemptOutcome.SUCCESS]
+    assert client.requests[1]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}, {"type": "text", "text": FEEDBACK}]}
+    ]
+    assert_valid_conversation(result.metadata.messages)
+    assert result.metadata.tokens.total == 30
+
+
+async def test_empty_pause_turn_response_resends_the_same_conversation() -> None:
+    """An empty paused turn leaves the conversation as it was; the next call continues from there."""
+    client = ScriptedClient([response(stop_reason="pause_turn"), output_call(Out(n=2))])
+    result = await execute_agent(agent(), "go", client=client)
+    assert result.ok
+    assert client.requests[1]["messages"] == [{"role": "user", "content": "go"}]
+    for request in client.requests:
+        assert conversation_problems(request["messages"]) == []
+
+
+async def test_empty_response_after_content_block_prompt_appends_feedback_to_it() -> None:
+    """With a block-list prompt, the feedback joins the same user turn."""
+    client = ScriptedClient([response(stop_reason="end_turn"), output_call(Out(n=3))])
+    prompt = [{"type": "text", "text": "go"}]
+    result = await execute_agent(agent(), prompt, client=client)  # type: ignore[arg-type]
+    assert result.ok
+    assert client.requests[1]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}, {"type": "text", "text": FEEDBACK}]}
+    ]
