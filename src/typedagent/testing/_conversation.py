@@ -72,7 +72,7 @@ def conversation_problems(run: Conversation) -> list[str]:
     answered by a ``tool_result`` with the same id, in the same order, first in the next user turn;
     no ``tool_result`` answers anything else; tool_use ids are unique.
     """
-    messages = _messages(run)
+    messages = conversation(run)
     problems: list[str] = []
     if not messages:
         return ["the conversation is empty"]
@@ -137,7 +137,7 @@ def format_conversation(run: Conversation, *, width: int = 100) -> str:
         run: An ``ExecuteResult``, its ``metadata``, or a list of messages.
         width: Each block's detail is cut to this many characters.
     """
-    messages = _messages(run)
+    messages = conversation(run)
 
     def clip(value: object) -> str:
         line = str(value).replace("\n", "\\n")

@@ -1,0 +1,254 @@
+"""Cassettes: ``RecordingClient`` writes readable, secret-free JSON; ``ReplayClient`` replays it strictly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+from toolkit_support import PARIS, PROMPT, geo_agent, lookup_then_answer
+
+from typedagent import AgentErrorCode, ApiErrorContext, execute_agent
+from typedagent.testing import (
+    CassetteError,
+    FakeAnthropicServer,
+    FunctionClient,
+    RecordingClient,
+    ReplayClient,
+    ScriptedClient,
+    api_error,
+    conversation,
+    output_call,
+    redact,
+    tool_call,
+)
+
+SCENARIO = [tool_call("lookup", {"query": "Paris"}), output_call(PARIS)]
+SECRET = "sk-ant-api03-very-secret-key-0123456789"
+
+
+async def record(path: Path, script: list[Any], **client_options: Any) -> Any:
+    """Run the geo agent against a fake server through the real SDK, recording a cassette."""
+    async with FakeAnthropicServer(script) as server:
+        recorder = RecordingClient(server.client(api_key=SECRET, **client_options), path)
+        return await execute_agent(geo_agent(), PROMPT, client=recorder)
+
+
+async def test_recording_writes_one_entry_per_call(tmp_path: Path) -> None:
+    """The cassette is indented JSON with each call's request params and response JSON."""
+    path = tmp_path / "deep" / "geo.json"
+    result = await record(path, SCENARIO)
+    assert result.ok
+    text = path.read_text()
+    assert text.startswith('{\n  "version": 1,\n  "calls": [\n    {\n      "request": {\n')
+    data = json.loads(text)
+    assert [sorted(call) for call in data["calls"]] == [["request", "response"], ["request", "response"]]
+    first = data["calls"][0]
+    assert first["request"]["messages"] == [{"role": "user", "content": PROMPT}]
+    assert first["request"]["model"] == "claude-haiku-4-5"
+    assert first["response"] == {
+        "id": "msg_fake_000001",
+        "content": [{"id": "toolu_01_001", "input": {"query": "Paris"}, "name": "lookup", "type": "tool_use"}],
+        "model": "claude-haiku-4-5",
+        "role": "assistant",
+        "stop_reason": "tool_use",
+        "type": "message",
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+    assert data["calls"][1]["request"]["messages"] == lookup_then_answer()[:3]
+
+
+async def test_replay_reproduces_the_run_offline(tmp_path: Path) -> None:
+    """Replaying gives the same result and conversation with no server at all."""
+    path = tmp_path / "geo.json"
+    recorded = await record(path, SCENARIO)
+    replay = ReplayClient(path)
+    result = await execute_agent(geo_agent(), PROMPT, client=replay)
+    assert result.ok
+    assert result.output == PARIS
+    assert conversation(result) == conversation(recorded) == lookup_then_answer()
+    assert replay.remaining == 0
+    replay.assert_all_played()
+    assert len(replay.requests) == 2
+
+
+async def test_secrets_never_reach_the_cassette(tmp_path: Path) -> None:
+    """API keys and auth headers are redacted wherever they appear, in requests and responses."""
+    path = tmp_path / "secret.json"
+    settings = {
+        "extra_headers": {"X-Api-Key": SECRET, "Authorization": f"Bearer {SECRET}", "x-trace": "keep-me"},
+        "metadata": {"user_id": f"user with {SECRET}"},
+    }
+    script = [output_call(PARIS)]
+    async with FakeAnthropicServer(script) as server:
+        recorder = RecordingClient(server.client(api_key=SECRET), path)
+        result = await execute_agent(geo_agent(model_settings=settings), f"my key is {SECRET}", client=recorder)
+    assert result.ok
+    assert server.request_headers[0]["x-api-key"] == SECRET  # it was really sent
+    text = path.read_text()
+    assert SECRET not in text
+    assert "sk-ant-" not in text
+    request = json.loads(text)["calls"][0]["request"]
+    assert request["extra_headers"] == {"X-Api-Key": "[REDACTED]", "Authorization": "[REDACTED]", "x-trace": "keep-me"}
+    assert request["metadata"] == {"user_id": "user with [REDACTED]"}
+    assert request["messages"] == [{"role": "user", "content": "my key is [REDACTED]"}]
+    replay = await execute_agent(geo_agent(model_settings=settings), f"my key is {SECRET}", client=ReplayClient(path))
+    assert replay.ok  # the live request is redacted the same way before comparing
+
+
+def test_redact_rules() -> None:
+    """Credential keys (any case), Anthropic keys, bearer tokens and given secrets are replaced."""
+    value = {
+        "API_KEY": "abc",
+        "nested": [{"authorization": "Basic xyz", "Cookie": "c=1", "note": "Bearer tok.en-1 and sk-ant-xyz_1"}],
+        "custom": "password hunter2",
+        "count": 3,
+    }
+    assert redact(value, ["hunter2", ""]) == {
+        "API_KEY": "[REDACTED]",
+        "nested": [{"authorization": "[REDACTED]", "Cookie": "[REDACTED]", "note": "[REDACTED] and [REDACTED]"}],
+        "custom": "password [REDACTED]",
+        "count": 3,
+    }
+    assert redact((1, None, True, 2.5, object.__name__)) == [1, None, True, 2.5, "object"]
+
+
+async def test_replay_reports_drift_with_call_and_field(tmp_path: Path) -> None:
+    """A request that differs names the call, the recorded entry and each field, expected vs got."""
+    path = tmp_path / "geo.json"
+    await record(path, SCENARIO)
+
+    @__import__("typedagent").tool
+    def lookup(query: str) -> str:
+        """Look up a fact."""
+        return f"FACTS about {query}"
+
+    with pytest.raises(CassetteError) as caught:
+        await execute_agent(geo_agent(helpers=[lookup]), PROMPT, client=ReplayClient(path))
+    assert str(caught.value) == (
+        f"ReplayClient: call 2 does not match recorded call 2 of {str(path)!r}:\n"
+        '  messages[2].content[0].content: expected "facts about Paris", got "FACTS about Paris"\n'
+        "The request drifted from the recording: fix the agent, or re-record the cassette if the change is intended."
+    )
+
+
+async def test_replay_reports_every_kind_of_difference(tmp_path: Path) -> None:
+    """Missing and extra keys, list lengths and type changes are all listed (at most ten)."""
+    path = tmp_path / "c.json"
+    recorder = RecordingClient(ScriptedClient(["ok"]), path)
+    await recorder.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "a"}], top_k=1)
+    replay = ReplayClient(path)
+    with pytest.raises(CassetteError) as caught:
+        await replay.messages.create(
+            model="m",
+            max_tokens="5",
+            messages=[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+            x=2,
+        )
+    assert str(caught.value).splitlines()[1:6] == [
+        '  max_tokens: expected 5, got "5"',
+        "  messages: expected 1 item(s), got 2",
+        "  top_k: expected 1, got nothing",
+        "  x: expected nothing, got 2",
+        "The request drifted from the recording: fix the agent, or re-record the cassette if the change is intended.",
+    ]
+    many = {f"k{i}": i for i in range(12)}
+    with pytest.raises(CassetteError, match=r"\n  … and 6 more\nThe request drifted"):
+        await ReplayClient(path).messages.create(**many)
+
+
+async def test_replay_ignore_paths(tmp_path: Path) -> None:
+    """Ignored fields are not compared, whether changed, added or removed."""
+    path = tmp_path / "c.json"
+    recorder = RecordingClient(ScriptedClient(["ok"]), path)
+    await recorder.messages.create(model="m", metadata={"run": 1}, messages=[{"role": "user", "content": "a"}])
+    replay = ReplayClient(path, ignore=["metadata", "messages[0].content", "temperature"])
+    message = await replay.messages.create(model="m", temperature=0.5, messages=[{"role": "user", "content": "z"}])
+    assert message.content[0].type == "text"
+    replay = ReplayClient(path, ignore=["metadata.run"])
+    assert (await replay.messages.create(model="m", metadata={}, messages=[{"role": "user", "content": "a"}])).id
+
+
+async def test_replay_extra_and_missing_calls(tmp_path: Path) -> None:
+    """More calls than recorded fail at the call; fewer fail ``assert_all_played``."""
+    path = tmp_path / "geo.json"
+    await record(path, SCENARIO)
+    replay = ReplayClient(path)
+    await replay.messages.create(**replay.calls[0]["request"])
+    with pytest.raises(CassetteError, match=r"recorded call\(s\) of .* were never requested \(entries \[2\]\)"):
+        replay.assert_all_played()
+    await replay.messages.create(**replay.calls[1]["request"])
+    with pytest.raises(CassetteError, match=r"^ReplayClient: call 3 has no recorded call left in .* \(2 recorded\)"):
+        await replay.messages.create(**replay.calls[1]["request"])
+
+
+async def test_replay_matches_concurrent_requests_in_any_order(tmp_path: Path) -> None:
+    """Identical requests are matched to unused recordings, so concurrent runs replay in any order."""
+    path = tmp_path / "c.json"
+    recorder = RecordingClient(FunctionClient(lambda request: request["messages"][0]["content"].upper()), path)
+    for prompt in ("a", "b", "c"):
+        await recorder.messages.create(model="m", messages=[{"role": "user", "content": prompt}])
+    replay = ReplayClient(path)
+    answers = await asyncio.gather(
+        *(replay.messages.create(model="m", messages=[{"role": "user", "content": p}]) for p in ("c", "a", "b"))
+    )
+    assert [answer.content[0].text for answer in answers] == ["C", "A", "B"]  # type: ignore[union-attr]
+
+
+async def test_recorded_api_errors_are_replayed(tmp_path: Path) -> None:
+    """An API error is recorded (status, type, message, request id) and raised again on replay."""
+    path = tmp_path / "err.json"
+    result = await record(path, [api_error(529, "Overloaded")], max_retries=0)
+    assert not result.ok
+    assert json.loads(path.read_text())["calls"][0]["error"] == {
+        "status": 529,
+        "type": "overloaded_error",
+        "message": "Overloaded",
+        "request_id": "req_fake_000001",
+    }
+    replayed = await execute_agent(geo_agent(), PROMPT, client=ReplayClient(path))
+    assert replayed.error.code == AgentErrorCode.API_ERROR
+    assert (
+        replayed.error.context
+        == result.error.context
+        == ApiErrorContext(
+            status_code=529, error_type="overloaded_error", request_id="req_fake_000001", attempt=1, iteration=1
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("item", "status"), [(api_error("timeout"), "timeout"), (api_error("connection"), "connection")]
+)
+async def test_recorded_connection_errors(tmp_path: Path, item: Any, status: str) -> None:
+    """Timeouts and connection errors are recorded too, and replayed as the SDK's exceptions."""
+    path = tmp_path / "err.json"
+    recorder = RecordingClient(ScriptedClient([item]), path)
+    with pytest.raises(anthropic.APIConnectionError):
+        await recorder.messages.create(model="m", messages=[])
+    assert json.loads(path.read_text())["calls"][0]["error"]["status"] == status
+    with pytest.raises(anthropic.APIConnectionError):
+        await ReplayClient(path).messages.create(model="m", messages=[])
+
+
+async def test_recording_lets_other_exceptions_through_unrecorded(tmp_path: Path) -> None:
+    """An exception that is not the SDK's is re-raised and leaves no entry."""
+    path = tmp_path / "x.json"
+    recorder = RecordingClient(FunctionClient(lambda request: 1 / 0), path)
+    with pytest.raises(ZeroDivisionError):
+        await recorder.messages.create(model="m", messages=[])
+    assert recorder.entries == []
+    assert not path.exists()
+
+
+def test_replay_without_a_cassette(tmp_path: Path) -> None:
+    """A missing or foreign file says how to record a cassette."""
+    with pytest.raises(CassetteError, match=r"no cassette at .*nope.json'\. Record it first: .*--record-cassettes"):
+        ReplayClient(tmp_path / "nope.json")
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text('{"interactions": []}')
+    with pytest.raises(CassetteError, match=r"is not a version-1 typedagent cassette; re-record it"):
+        ReplayClient(foreign)
