@@ -7,6 +7,9 @@ import sys
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from anthropic import APIResponseValidationError, APIStatusError
     from anthropic.types import Message
 
 __all__ = ["MalformedResponse", "MessagesClient", "MessagesResource", "check_response", "default_client"]
@@ -61,7 +64,8 @@ def check_response(response: object) -> Message:
             f"the client returned a {type(response).__name__} without a list of content blocks, "
             "not a Messages API response."
         )
-    for index, block in enumerate(content):
+    # Any, not the list[Unknown] isinstance leaves: each block is checked field by field below.
+    for index, block in enumerate(cast("Sequence[Any]", content)):
         if not isinstance(getattr(block, "type", None), str):
             raise MalformedResponse(f"content block {index} of the response has no type.")
         if block.type == "tool_use" and not (
@@ -91,15 +95,17 @@ def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None,
     request_id: str | None = None
     error_type = type(exc).__name__
     if sdk is not None and isinstance(exc, sdk.APIStatusError):
-        status, request_id = exc.status_code, exc.request_id
-        error_type = exc.type or _STATUS_TYPES.get(status, "api_error")
+        status_error = cast("APIStatusError", exc)  # pyright cannot narrow on a class looked up at run time
+        status, request_id = status_error.status_code, status_error.request_id
+        error_type = status_error.type or _STATUS_TYPES.get(status, "api_error")
     elif sdk is not None and isinstance(exc, sdk.APITimeoutError):
         error_type = "timeout_error"
     elif sdk is not None and isinstance(exc, sdk.APIConnectionError):
         error_type = "connection_error"
     elif sdk is not None and isinstance(exc, sdk.APIResponseValidationError):
-        status, error_type = exc.status_code, "response_validation_error"
-        request_id = exc.response.headers.get("request-id")
+        invalid = cast("APIResponseValidationError", exc)
+        status, error_type = invalid.status_code, "response_validation_error"
+        request_id = invalid.response.headers.get("request-id")
     elif isinstance(exc, MalformedResponse | json.JSONDecodeError):
         # The SDK lets a 200 response whose body is not JSON raise json's own error.
         error_type = "malformed_response"
