@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping
-from typing import Any, Final, TextIO
+from typing import Any, Final, TextIO, cast
+
+from typing_extensions import TypeIs
 
 from .._definition import AgentDefinition
 from .._tools import TOOL_NAME_RE
@@ -152,65 +154,78 @@ def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
     return problems
 
 
+def _mapping(value: object) -> Mapping[str, Any] | None:
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+
+
+def _is_list(value: object) -> TypeIs[list[Any]]:
+    return isinstance(value, list)
+
+
+def _list(value: object) -> list[Any] | None:
+    return value if _is_list(value) else None
+
+
 def schema_problems(schema: object, where: str = "", root: object = None) -> list[tuple[str, str]]:
     """Structural problems of a tool's JSON schema as ``(path, message)``; the top must be an object."""
     root = schema if root is None else root
-    if not isinstance(schema, Mapping):
+    node = _mapping(schema)
+    if node is None:
         return [(where, f"must be a JSON schema object, got {type(schema).__name__}")]
     found: list[tuple[str, str]] = []
-    if not where and schema.get("type") != "object":
+    if not where and node.get("type") != "object":
         found.append((where, 'must have "type": "object" at the top'))
-    kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    kind: object = node.get("type")
+    kinds = _list(kind) or ([] if kind is None else [kind])
     for item in kinds:
         if item not in JSON_TYPES:
             found.append((where, f"unknown type {item!r}; use one of {', '.join(sorted(JSON_TYPES))}"))
-    ref = schema.get("$ref")
+    ref: object = node.get("$ref")
     if ref is not None and _resolve(root, ref) is None:
         found.append((where, f"$ref {ref!r} does not resolve inside the schema"))
-    properties = schema.get("properties")
-    if properties is not None:
-        if not isinstance(properties, Mapping):
-            found.append((where, '"properties" must be an object'))
-        else:
-            for key, sub in properties.items():
-                found.extend(schema_problems(sub, f"{where}.properties.{key}", root))
-    required = schema.get("required")
-    if required is not None:
-        names = properties if isinstance(properties, Mapping) else {}
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+    raw_properties: object = node.get("properties")
+    properties = _mapping(raw_properties)
+    if raw_properties is not None and properties is None:
+        found.append((where, '"properties" must be an object'))
+    for key, sub in (properties or {}).items():
+        found.extend(schema_problems(sub, f"{where}.properties.{key}", root))
+    raw_required: object = node.get("required")
+    if raw_required is not None:
+        required = _list(raw_required)
+        if required is None or not all(isinstance(name, str) for name in required):
             found.append((where, '"required" must be a list of property names'))
         else:
-            missing = [r for r in required if r not in names]
+            missing = [name for name in required if name not in (properties or {})]
             if missing:
                 found.append((where, f'"required" names {missing}, which are not in "properties"'))
     for key in ("items", "additionalProperties", "not"):
-        sub = schema.get(key)
-        if isinstance(sub, Mapping):
-            found.extend(schema_problems(sub, f"{where}.{key}", root))
+        nested = _mapping(node.get(key))
+        if nested is not None:
+            found.extend(schema_problems(nested, f"{where}.{key}", root))
     for key in ("anyOf", "oneOf", "allOf"):
-        subs = schema.get(key)
-        if subs is not None:
-            if not isinstance(subs, list):
-                found.append((where, f'"{key}" must be a list of schemas'))
-                continue
-            for index, sub in enumerate(subs):
-                found.extend(schema_problems(sub, f"{where}.{key}[{index}]", root))
-    defs = schema.get("$defs")
-    if isinstance(defs, Mapping):
-        for key, sub in defs.items():
-            found.extend(schema_problems(sub, f"{where}.$defs.{key}", root))
+        raw_subs: object = node.get(key)
+        if raw_subs is None:
+            continue
+        subs = _list(raw_subs)
+        if subs is None:
+            found.append((where, f'"{key}" must be a list of schemas'))
+            continue
+        for index, sub in enumerate(subs):
+            found.extend(schema_problems(sub, f"{where}.{key}[{index}]", root))
+    for key, sub in (_mapping(node.get("$defs")) or {}).items():
+        found.extend(schema_problems(sub, f"{where}.$defs.{key}", root))
     return found
 
 
 def _resolve(root: object, ref: object) -> object:
     if not isinstance(ref, str) or not ref.startswith("#"):
         return None
-    node = root
+    node: object = root
     for part in [p for p in ref[1:].split("/") if p]:
-        if not isinstance(node, Mapping) or part not in node:
+        mapping = _mapping(node)
+        if mapping is None or part not in mapping:
             return None
-        node = node[part]
+        node = mapping[part]
     return node
 
 
@@ -232,18 +247,20 @@ def strict_problems(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _first_difference(a: object, b: object, path: str) -> str | None:
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b:
+    left, right = _mapping(a), _mapping(b)
+    if left is not None and right is not None:
+        for key in sorted(set(left) | set(right), key=str):
+            if key not in left or key not in right:
                 return f"{path}.{key}"
-            deeper = _first_difference(a[key], b[key], f"{path}.{key}")
+            deeper = _first_difference(left[key], right[key], f"{path}.{key}")
             if deeper is not None:
                 return deeper
         return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
+    first, second = _list(a), _list(b)
+    if first is not None and second is not None:
+        if len(first) != len(second):
             return path
-        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+        for index, (x, y) in enumerate(zip(first, second, strict=True)):
             deeper = _first_difference(x, y, f"{path}[{index}]")
             if deeper is not None:
                 return deeper

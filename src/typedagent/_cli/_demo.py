@@ -8,20 +8,22 @@ deps, ``deps()``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
+from pydantic import BaseModel
+
 import typedagent
 
 from .._definition import AgentDefinition
-from .._loop import MISSING, execute_agent
-from ._load import ImportFailed, UsageError, load_module
+from .._loop import MISSING
+from .._results import ExecuteSuccess
+from ._load import ImportFailed, UsageError, is_agent, load_module
 from ._progress import Progress, make_lines
-from ._run import write_json
+from ._run import EXIT_INTERRUPTED, execute, write_json
 
 __all__ = ["Example", "add_demo_parser", "demo_command", "discover", "examples_dir"]
 
@@ -65,17 +67,13 @@ def discover(directory: Path, names: list[str]) -> list[Example]:
     """The example modules of ``directory`` (files that define agent, PROMPT and scripted_client), by name."""
     if not directory.is_dir():
         raise UsageError(f"--examples: {directory} is not a directory")
-    examples = []
+    examples: list[Example] = []
     for path in sorted(directory.glob("*.py")):
         if path.name.startswith("_") or (names and path.stem not in names):
             continue
         module = load_module(str(path))
         agent, prompt = getattr(module, "agent", None), getattr(module, "PROMPT", None)
-        if (
-            isinstance(agent, AgentDefinition)
-            and isinstance(prompt, str)
-            and callable(getattr(module, "scripted_client", None))
-        ):
+        if is_agent(agent) and isinstance(prompt, str) and callable(getattr(module, "scripted_client", None)):
             title = (module.__doc__ or path.stem).strip().splitlines()[0]
             examples.append(Example(name=path.stem, title=title, module=module, agent=agent, prompt=prompt))
     found = {example.name for example in examples}
@@ -124,14 +122,18 @@ def demo_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         client = None if live else example.module.scripted_client()
         progress = Progress(stdout)
         progress.start(example.agent, label=example.name, mode="live model" if live else "scripted model")
-        result = asyncio.run(
-            execute_agent(example.agent, example.prompt, deps=deps, client=client, callbacks=progress.callbacks())
+        result, interrupted = execute(
+            example.agent, example.prompt, deps=deps, client=client, callbacks=progress.callbacks()
         )
         progress.finish(result)
-        if result.ok:
+        if interrupted:
+            lines.line(("Interrupted: the remaining examples were not run.", "bold red"))
+            return EXIT_INTERRUPTED
+        if isinstance(result, ExecuteSuccess):
+            output: BaseModel = result.output
             succeeded += 1
-            lines.line((f"result ({type(result.output).__name__}):", "bold"))
-            write_json(stdout, result.output.model_dump_json(indent=2))
+            lines.line((f"result ({type(output).__name__}):", "bold"))
+            write_json(stdout, output.model_dump_json(indent=2))
     lines.line("")
     mode = "live model" if live else "scripted model"
     style = "bold green" if succeeded == len(examples) else "bold red"

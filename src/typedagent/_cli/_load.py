@@ -11,9 +11,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from typing_extensions import TypeIs
+
 from .._definition import AgentDefinition
 
-__all__ = ["ImportFailed", "Target", "UsageError", "agents_in", "load_agent", "load_module", "split_target"]
+__all__ = [
+    "ImportFailed",
+    "Target",
+    "UsageError",
+    "agents_in",
+    "is_agent",
+    "load_agent",
+    "load_module",
+    "split_target",
+]
 
 
 class UsageError(Exception):
@@ -110,7 +121,12 @@ def _load_file(ref: str) -> ModuleType:
 
 def agents_in(module: ModuleType) -> list[tuple[str, AgentDefinition[Any, Any]]]:
     """The module-level agent definitions of ``module``, in definition order."""
-    return [(name, value) for name, value in vars(module).items() if isinstance(value, AgentDefinition)]
+    return [(name, value) for name, value in vars(module).items() if is_agent(value)]
+
+
+def is_agent(value: object) -> TypeIs[AgentDefinition[Any, Any]]:
+    """Whether ``value`` is an agent definition (of any output and deps types)."""
+    return isinstance(value, AgentDefinition)
 
 
 def load_agent(spec: str) -> Target:
@@ -131,7 +147,7 @@ def load_agent(spec: str) -> Target:
         except AttributeError:
             found = ", ".join(name for name, _ in agents_in(module)) or "none"
             raise UsageError(f"{ref} has no attribute {attr!r} (agents defined there: {found})") from None
-    if not isinstance(value, AgentDefinition):
+    if not is_agent(value):
         raise UsageError(f"{spec} is {_describe(value)}, not an agent: point at the object define_agent() returned")
     return Target(label=spec, agent=value)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -11,12 +12,11 @@ from .. import __version__
 from ._check import add_check_parser, check_command
 from ._demo import add_demo_parser, demo_command
 from ._load import UsageError
-from ._run import add_run_parser, run_command
+from ._run import EXIT_INTERRUPTED, add_run_parser, run_command
 
 __all__ = ["build_parser", "main"]
 
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,7 +51,9 @@ def main(
     out, err, inp = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        # argparse prints help, --version and its errors itself; send them where the caller asked.
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse exits on --help/--version (0) and on bad arguments (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:

@@ -85,10 +85,9 @@ class RichLines(Lines):
 def make_lines(stream: TextIO) -> Lines:
     """Rich lines when rich is installed (the ``cli`` extra), plain lines otherwise."""
     try:
-        import rich  # noqa: F401
+        return RichLines(stream)
     except ImportError:
         return Lines(stream)
-    return RichLines(stream)
 
 
 def to_json(value: object) -> Any:

@@ -7,17 +7,24 @@ import asyncio
 import dataclasses
 import json
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
 import pydantic
 
+from .._callbacks import ExecuteCallbacks
 from .._definition import AgentDefinition, ValidationConfig
 from .._loop import MISSING, execute_agent
+from .._results import ExecuteFailure, ExecuteResult
 from ._load import ImportFailed, UsageError, load_agent
 from ._progress import Progress
 
-__all__ = ["add_run_parser", "run_command"]
+__all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "run_command", "write_json"]
+
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C, as shells report a process ended by SIGINT."""
 
 
 def add_run_parser(commands: Any) -> None:
@@ -83,19 +90,43 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
     progress = Progress(stderr, json_events=args.json_events)
     progress.start(agent, label=target.label, mode=mode)
     try:
-        result = asyncio.run(execute_agent(agent, prompt, deps=deps, client=client, callbacks=progress.callbacks()))
+        result, interrupted = execute(agent, prompt, deps=deps, client=client, callbacks=progress.callbacks())
     except AssertionError as exc:
         # A replay cassette (or another test double) disagreeing with the run: report it, don't crash.
         progress.lines.close()
         stderr.write(f"typedagent: error: {type(exc).__name__}: {exc}\n")
         return 1
     progress.finish(result)
-    if not result.ok:
+    if isinstance(result, ExecuteFailure):
         if not args.json_events:
             stderr.write(f"typedagent: {agent.name} failed with {result.error.code}\n")
-        return 1
-    write_json(stdout, result.output.model_dump_json(indent=2))
+        return EXIT_INTERRUPTED if interrupted else 1
+    output: pydantic.BaseModel = result.output
+    write_json(stdout, output.model_dump_json(indent=2))
     return 0
+
+
+def execute(
+    agent: AgentDefinition[Any, Any], prompt: str, *, deps: Any, client: Any, callbacks: ExecuteCallbacks
+) -> tuple[ExecuteResult[Any], bool]:
+    """Run one execution on a worker thread; returns the result and whether Ctrl-C cancelled it.
+
+    The main thread only waits, so Ctrl-C reaches it at once: it sets the execution's abort event, and
+    the run ends as ``EXECUTION_CANCELLED`` (tokens so far included) within 100 ms instead of dying
+    mid-call. A second Ctrl-C while that happens gives up waiting.
+    """
+    abort = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="typedagent-run")
+    future = pool.submit(
+        asyncio.run,
+        execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort),
+    )
+    pool.shutdown(wait=False)
+    try:
+        return future.result(), False
+    except KeyboardInterrupt:
+        abort.set()
+        return future.result(), True
 
 
 def write_json(stream: TextIO, document: str) -> None:
@@ -156,9 +187,12 @@ def _client(args: argparse.Namespace) -> tuple[Any, str]:
     if args.replay is not None:
         if not args.replay.is_file():
             raise UsageError(f"cassette not found: {args.replay} (record one with --record {args.replay})")
-        from ..testing import ReplayClient  # type: ignore[attr-defined]
+        from ..testing import CassetteError, ReplayClient
 
-        return ReplayClient(args.replay), f"replaying {args.replay}"
+        try:
+            return ReplayClient(args.replay), f"replaying {args.replay}"
+        except (CassetteError, ValueError) as exc:  # not a cassette, or not JSON
+            raise UsageError(f"--replay: {' '.join(str(exc).split())}") from None
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise UsageError(
             "ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with --replay CASSETTE, "
@@ -167,7 +201,7 @@ def _client(args: argparse.Namespace) -> tuple[Any, str]:
     from anthropic import AsyncAnthropic
 
     if args.record is not None:
-        from ..testing import RecordingClient  # type: ignore[attr-defined]
+        from ..testing import RecordingClient
 
         return RecordingClient(AsyncAnthropic(), args.record), f"live, recording to {args.record}"
     return AsyncAnthropic(), "live"

@@ -1,0 +1,385 @@
+"""The ``typedagent`` console script, driven as a user drives it: a subprocess, exit codes, stdout and stderr.
+
+Live runs talk to a ``FakeAnthropicServer`` on 127.0.0.1 through the real SDK (``ANTHROPIC_BASE_URL``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from typedagent.testing import FakeAnthropicServer, ScriptItem, delay
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+TYPEDAGENT = Path(sys.executable).with_name("typedagent")
+TRIAGE = "examples/support_triage.py:agent"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script from the repository root, with no API key unless ``env`` sets one."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.run(
+        [str(TYPEDAGENT), *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **(env or {})},
+        cwd=ROOT,
+        input=stdin,
+        timeout=120,
+        check=False,
+    )
+
+
+def _example(name: str) -> ModuleType:
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    return importlib.import_module(name)
+
+
+def _script(name: str) -> list[ScriptItem]:
+    return list(_example(name).scripted_client().script)
+
+
+@pytest.fixture
+def api(fake_anthropic_server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The plugin's fake Messages API on 127.0.0.1; add the script with ``api.add(...)``."""
+    return fake_anthropic_server
+
+
+def _live(server: FakeAnthropicServer) -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url}
+
+
+def _in_order(text: str, *needles: str) -> None:
+    """Each needle occurs in ``text``, after the previous one."""
+    position = 0
+    for needle in needles:
+        found = text.find(needle, position)
+        assert found >= 0, f"{needle!r} not found after position {position} in:\n{text}"
+        position = found + len(needle)
+
+
+def test_cli_demo_without_key_runs_every_example_on_the_scripted_model() -> None:
+    """`typedagent demo` says plainly the model is scripted, and prints each typed result and its summary."""
+    done = cli("demo")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    out = done.stdout
+    _in_order(
+        out,
+        "typedagent demo: 3 example agents, end to end\n",
+        "The model is scripted because no ANTHROPIC_API_KEY is set: each example replays a prepared conversation "
+        "through the real loop.",
+        "Set ANTHROPIC_API_KEY to run the same agents live.\n",
+        "━━ 1/3 code_review · A code-review summariser with run-time dependencies.\n",
+        "▶ code_review on claude-sonnet-4-6 · scripted model · up to 3 attempts, 15 iterations each\n",
+        "    ✓ changed_files → ",
+        "✓ valid ReviewSummary\n",
+        "  1 attempt · 3 iterations · 4 tool calls (changed_files, read_diff x2, submit_review) · ",
+        "  5,476 tokens (input 1,928 · output 518 · cache write 1,010 · cache read 2,020)\n",
+        'result (ReviewSummary):\n{\n  "verdict": "request_changes",',
+        "━━ 2/3 invoice_extraction",
+        "    ✗ record_invoice ",
+        "  ✗ attempt 1 ended with VALIDATION_FAILED\n",
+        "      - total: 1820.70 but subtotal 1076.22 + tax 204.48 = 1280.70; re-read the total\n",
+        "      - due_date: 2025-02-13 is before issue_date 2025-03-14; re-read both dates\n",
+        "attempt 2/3\n",
+        "✓ valid Invoice\n",
+        "  2 attempts · 3 iterations · 3 tool calls (lookup_vendor, record_invoice x2) · ",
+        '"total": "1280.70"',
+        "━━ 3/3 support_triage",
+        "    “KB-318 is about conference-room Wi-Fi, not a home VPN; dropping it.”\n",
+        "    ✓ submit → Output accepted. · ",
+        "  1 attempt · 5 iterations · 6 tool calls (search_kb, read_article x2, emit_triage x2, submit) · ",
+        '"kb_articles": [\n    "KB-101"\n  ]',
+        "3 of 3 examples produced a valid output (scripted model).\n",
+    )
+    assert "\x1b[" not in out  # no colour codes in a pipe
+
+
+def test_cli_demo_with_key_runs_live(api: FakeAnthropicServer) -> None:
+    """With ANTHROPIC_API_KEY set, the demo calls the API (here a local fake) instead of the script."""
+    for name in ("code_review", "invoice_extraction", "support_triage"):
+        api.add(*_script(name))
+    done = cli("demo", env=_live(api))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Running live: ANTHROPIC_API_KEY is set, so the real model answers" in done.stdout
+    assert "scripted model" not in done.stdout
+    assert "3 of 3 examples produced a valid output (live model).\n" in done.stdout
+    assert len(api.requests) == 11
+    assert api.request_headers[0]["authorization"] == "Bearer test-key"
+
+
+def test_cli_demo_scripted_flag_and_example_names() -> None:
+    """`--scripted` wins over a key; naming an example runs only that one; an unknown name is a usage error."""
+    done = cli("demo", "--scripted", "invoice_extraction", env={"ANTHROPIC_API_KEY": "unused"})
+    assert done.returncode == 0, done.stderr
+    assert "The model is scripted because --scripted was given:" in done.stdout
+    assert "━━ 1/1 invoice_extraction" in done.stdout
+    assert "code_review" not in done.stdout
+    assert "1 of 1 examples produced a valid output (scripted model).\n" in done.stdout
+    unknown = cli("demo", "nope")
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert unknown.stderr == (
+        "typedagent demo: error: no example named 'nope' (available: code_review, invoice_extraction, support_triage)\n"
+    )
+
+
+def test_cli_run_prints_the_output_as_json_and_progress_on_stderr(api: FakeAnthropicServer) -> None:
+    """A successful run: exit 0, the typed output alone on stdout, the steps of the run on stderr."""
+    triage = _example("support_triage")
+    api.add(*_script("support_triage"))
+    done = cli("run", TRIAGE, triage.PROMPT, env=_live(api))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == triage.FIRST_DRAFT.model_copy(update={"kb_articles": ["KB-101"]}).model_dump()
+    _in_order(
+        done.stderr,
+        "▶ support_triage on claude-sonnet-4-6 · live · up to 2 attempts, 8 iterations each\n",
+        "attempt 1/2\n",
+        "  iteration 1 → tool_use · +2,158 tokens · 2,158 so far\n",
+        "    “I'll look for known VPN issues first.”\n",
+        '    ✓ search_kb {"query": "vpn connection drops every hour"} → [{"id":"KB-101",',
+        "  iteration 2 → tool_use · +1,155 tokens · 3,313 so far\n",
+        '    ✓ read_article {"article_id": "KB-101"} → VPN disconnects about every 60 minutes Clients older',
+        '    ✓ read_article {"article_id": "KB-318"} → Wi-Fi drops',
+        "  iteration 5 → tool_use · +1,156 tokens · 7,130 so far\n",
+        "    ✓ submit → Output accepted. · ",
+        "✓ valid Triage\n",
+        "  1 attempt · 5 iterations · 6 tool calls (search_kb, read_article x2, emit_triage x2, submit) · ",
+        "  7,130 tokens (input 2,078 · output 452 · cache write 920 · cache read 3,680)\n",
+    )
+    assert api.requests[0]["messages"] == [{"role": "user", "content": triage.PROMPT}]
+
+
+def test_cli_run_failure_exits_1_with_the_error_code(api: FakeAnthropicServer) -> None:
+    """A run that ends without a valid output: exit 1, nothing on stdout, the code and message on stderr."""
+    invoice = _example("invoice_extraction")
+    api.add(*_script("invoice_extraction")[:2])
+    done = cli("run", "examples/invoice_extraction.py:agent", invoice.PROMPT, "--max-attempts", "1", env=_live(api))
+    assert (done.returncode, done.stdout) == (1, "")
+    _in_order(
+        done.stderr,
+        "up to 1 attempt, 5 iterations each\n",
+        "  ✗ attempt 1 ended with VALIDATION_FAILED\n",
+        "✗ failed: VALIDATION_FAILED\n",
+        "  No valid output after 1 attempt(s); the last ended with VALIDATION_FAILED: total: 1820.70 but subtotal",
+        '  last candidate: {"vendor": "Nordlicht B',
+        "  1 attempt · 2 iterations · 2 tool calls (lookup_vendor, record_invoice) · ",
+    )
+    assert done.stderr.endswith("typedagent: invoice_extraction failed with VALIDATION_FAILED\n")
+
+
+def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> None:
+    """`--json-events` writes one JSON object per event to stderr; `--deps-json @file` fills the deps."""
+    review = _example("code_review")
+    api.add(*_script("code_review"))
+    done = cli(
+        "run",
+        "examples/code_review.py:agent",
+        review.PROMPT,
+        "--deps-json",
+        "@examples/code_review_deps.json",
+        "--json-events",
+        env=_live(api),
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == review.REVIEW.model_dump()
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(e["event"], e.get("name")) for e in events] == [
+        ("start", None),
+        ("attempt_start", None),
+        ("model_response", None),
+        ("tool_call", "changed_files"),
+        ("tool_result", "changed_files"),
+        ("model_response", None),
+        ("tool_call", "read_diff"),
+        ("tool_call", "read_diff"),
+        ("tool_result", "read_diff"),
+        ("tool_result", "read_diff"),
+        ("model_response", None),
+        ("tool_call", "submit_review"),
+        ("tool_result", "submit_review"),
+        ("end", None),
+    ]
+    start, end = events[0], events[-1]
+    assert start == {
+        "event": "start",
+        "target": "examples/code_review.py:agent",
+        "agent": "code_review",
+        "model": "claude-sonnet-4-6",
+        "mode": "live",
+        "max_attempts": 3,
+        "max_iterations_per_attempt": 15,
+    }
+    assert events[6]["input"] == {"path": "payments/capture.py"}
+    assert events[6]["kind"] == "helper"
+    assert (events[8]["is_error"], events[8]["content"][:25]) == (False, "--- a/payments/capture.py")
+    assert events[10]["stop_reason"] == "tool_use"
+    assert events[10]["tokens"]["total"] == 5476
+    assert end["ok"] is True
+    assert end["output"] == review.REVIEW.model_dump(mode="json")
+    assert (end["attempts"], end["iterations"]) == (1, 3)
+    assert end["tool_calls"] == {"changed_files": 1, "read_diff": 2, "submit_review": 1}
+    assert end["tokens"] == {
+        "input_tokens": 1928,
+        "output_tokens": 518,
+        "cache_creation_input_tokens": 1010,
+        "cache_read_input_tokens": 2020,
+        "total": 5476,
+    }
+    assert api.requests[0]["system"].startswith("You review pull requests for acme/payments.")
+
+
+def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:
+    """PROMPT `-` reads the prompt from stdin."""
+    invoice = _example("invoice_extraction")
+    api.add(*_script("invoice_extraction"))
+    done = cli("run", "examples/invoice_extraction.py:agent", "-", env=_live(api), stdin=invoice.PROMPT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["total"] == "1280.70"
+    assert api.requests[0]["messages"] == [{"role": "user", "content": invoice.PROMPT}]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (
+            ["run", "no_such_module:agent", "hi"],
+            {},
+            "typedagent run: error: no module named 'no_such_module': run from your project's root, or name a file "
+            "as path/to/agents.py:agent\n",
+        ),
+        (
+            ["run", "examples/support_triage.py:search_kb", "hi"],
+            {},
+            "typedagent run: error: examples/support_triage.py:search_kb is a Tool, not an agent: point at the "
+            "object define_agent() returned\n",
+        ),
+        (
+            ["run", "examples/code_review.py:agent", "hi", "--deps-json", "{'repository': 1}"],
+            {},
+            "typedagent run: error: --deps-json is not valid JSON: Expecting property name enclosed in double "
+            "quotes: line 1 column 2 (char 1)\n",
+        ),
+        (
+            ["run", TRIAGE, "hi"],
+            {},
+            "typedagent run: error: ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with "
+            "--replay CASSETTE, or try `typedagent demo`, which runs offline\n",
+        ),
+    ],
+    ids=["unknown-module", "not-an-agent", "bad-json", "no-key"],
+)
+def test_cli_usage_errors_exit_2_with_one_line(args: list[str], env: dict[str, str], message: str) -> None:
+    """Unknown modules, non-agents, bad JSON and a missing key: one clear line on stderr, exit 2."""
+    done = cli(*args, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", message)
+
+
+def test_cli_check_passes_the_examples_and_shows_their_tools() -> None:
+    """`check` validates every agent of a module; `--show-tools` prints the API's tool definitions as JSON."""
+    done = cli("check", "examples/support_triage.py", "examples.invoice_extraction:agent", "--show-tools")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "ok    examples/support_triage.py:agent  support_triage: 2 helpers, output 'emit_triage', reflection",
+        "ok    examples.invoice_extraction:agent  invoice_extraction: 1 helper, output 'record_invoice'",
+        "checked 2 agents: no problems",
+    ]
+    shown = json.loads(done.stdout)
+    assert [(s["target"], s["agent"]) for s in shown] == [
+        ("examples/support_triage.py:agent", "support_triage"),
+        ("examples.invoice_extraction:agent", "invoice_extraction"),
+    ]
+    assert shown[0]["tools"] == _example("support_triage").agent.tool_params()
+    assert [tool["name"] for tool in shown[0]["tools"]] == ["search_kb", "read_article", "emit_triage", "submit"]
+
+
+def test_cli_check_reports_one_line_per_problem(tmp_path: Path) -> None:
+    """A definition with problems: exit 1 and one line for each, saying what to fix."""
+    (tmp_path / "agents.py").write_text(
+        "from pydantic import BaseModel\n"
+        "from typedagent import HelperTool, OutputTool, define_agent, tool\n\n"
+        "class Out(BaseModel):\n    answer: str\n\n"
+        "@tool\ndef undocumented(x: int) -> int:\n    return x\n\n"
+        "legacy = HelperTool(\n"
+        "    definition={'name': 'legacy', 'description': 'Old shape.', 'parameters': {},\n"
+        "                'input_schema': {'type': 'object', 'required': ['q']}, 'strict': True},\n"
+        "    handler=lambda data: data,\n)\n\n"
+        "agent = define_agent(name='bad', model='m', output=OutputTool(Out), helpers=[undocumented, legacy])\n"
+    )
+    done = cli("check", str(tmp_path / "agents.py"))
+    assert (done.returncode, done.stdout) == (1, "")
+    label = f"{tmp_path / 'agents.py'}:agent"
+    assert done.stderr.splitlines() == [
+        f"FAIL  {label}: tool 'undocumented': no description; the model reads it to decide when to call the tool "
+        "(add a docstring, or pass description=...)",
+        f"FAIL  {label}: tool 'legacy': unknown key(s) 'parameters'; the Messages API takes name, description, "
+        "input_schema (not 'parameters' or 'inputSchema')",
+        f"FAIL  {label}: tool 'legacy': input_schema: \"required\" names ['q'], which are not in \"properties\"",
+        f"FAIL  {label}: tool 'legacy': strict, but its input_schema is not in strict form (transform_schema changes "
+        "input_schema.additionalProperties); build it with anthropic.transform_schema(...) or use "
+        "OutputTool(..., strict=True)",
+        "checked 1 agent: 4 problems",
+    ]
+
+
+def test_cli_record_then_replay_offline(api: FakeAnthropicServer, tmp_path: Path) -> None:
+    """`--record` saves a live run to a cassette; `--replay` reproduces it with no key; drift exits 1."""
+    triage = _example("support_triage")
+    cassette = tmp_path / "triage.json"
+    api.add(*_script("support_triage"))
+    recorded = cli("run", TRIAGE, triage.PROMPT, "--record", str(cassette), env=_live(api))
+    assert recorded.returncode == 0, recorded.stderr
+    assert f"live, recording to {cassette}" in recorded.stderr
+    saved = json.loads(cassette.read_text())
+    assert len(saved["calls"]) == 5
+    assert "test-key" not in cassette.read_text()
+
+    replayed = cli("run", TRIAGE, triage.PROMPT, "--replay", str(cassette))
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
+    assert f"▶ support_triage on claude-sonnet-4-6 · replaying {cassette}" in replayed.stderr
+
+    drifted = cli("run", TRIAGE, "A different ticket.", "--replay", str(cassette))
+    assert (drifted.returncode, drifted.stdout) == (1, "")
+    assert f"typedagent: error: CassetteError: ReplayClient: call 1 does not match recorded call 1 of '{cassette}'" in (
+        drifted.stderr
+    )
+
+
+def test_cli_run_ctrl_c_cancels_through_the_abort_event(api: FakeAnthropicServer) -> None:
+    """Ctrl-C during an API call ends the run as EXECUTION_CANCELLED, with its summary, and exit status 130."""
+    api.add(delay(60, "never delivered"))
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    process = subprocess.Popen(
+        [str(TYPEDAGENT), "run", TRIAGE, "Ticket: VPN drops"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**clean, **_live(api)},
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while api.requests_served == 0 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout) == (130, "")
+    _in_order(
+        stderr,
+        "attempt 1/2\n",
+        "✗ failed: EXECUTION_CANCELLED\n",
+        "  The execution was cancelled by its abort event (during phase 'iteration').",
+        "  1 attempt · 1 iteration · 0 tool calls · ",
+        "typedagent: support_triage failed with EXECUTION_CANCELLED\n",
+    )
