@@ -29,5 +29,5 @@ def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     namespace: dict[str, object] = {"__name__": f"docs_example_{doc.stem}"}
     for number, match in enumerate(FENCE.finditer(doc.read_text()), start=1):
         line = doc.read_text()[: match.start()].count("\n") + 2
-        code = compile(match.group(1), f"{doc.relative_to(ROOT)}:{line} (block {number})", "exec")
+        code = compile(match.group(1), f"{doc.relative_to(ROOT)}:{line} (block {number})", "exec", dont_inherit=True)
         exec(code, namespace)
