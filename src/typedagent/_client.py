@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -12,7 +13,14 @@ if TYPE_CHECKING:
     from anthropic import APIResponseValidationError, APIStatusError
     from anthropic.types import Message
 
-__all__ = ["MalformedResponse", "MessagesClient", "MessagesResource", "check_response", "default_client"]
+__all__ = [
+    "MalformedResponse",
+    "MessagesClient",
+    "MessagesResource",
+    "check_response",
+    "close_client",
+    "default_client",
+]
 
 
 class MessagesResource(Protocol):
@@ -41,6 +49,16 @@ def default_client() -> MessagesClient:
     from anthropic import AsyncAnthropic
 
     return AsyncAnthropic()
+
+
+async def close_client(client: object) -> None:
+    """Close a client typedagent created (``AsyncAnthropic.close()``); a failure to close is ignored."""
+    close = getattr(client, "close", None)
+    if close is None:
+        return
+    # The execution's result matters more than a connection that would not close cleanly.
+    with contextlib.suppress(Exception):
+        await close()
 
 
 class MalformedResponse(Exception):

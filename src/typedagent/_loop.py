@@ -22,7 +22,7 @@ from ._callbacks import (
     ValidationFailure,
     invoke_callback,
 )
-from ._client import MessagesClient, check_response, default_client, describe_api_error
+from ._client import MessagesClient, check_response, close_client, default_client, describe_api_error
 from ._context import RunContext
 from ._definition import AgentDefinition
 from ._errors import (
@@ -732,7 +732,13 @@ async def execute_agent(
         guard=Guard(abort_event, limits.timeout_s),
         messages=cast("list[dict[str, Any]]", build_messages(prompt, message_history)),
     )
-    return await run.execute()
+    if client is not None:
+        return await run.execute()
+    try:
+        return await run.execute()
+    finally:
+        # The default client is this execution's own: close its connection pool rather than leak it.
+        await close_client(run.client)
 
 
 @overload

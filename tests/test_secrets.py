@@ -1,0 +1,191 @@
+"""The API key never leaks: not in logs, error messages, metadata, cassettes or reprs (issue 5, point 5).
+
+Every scenario runs the real SDK over real HTTP (``FakeAnthropicServer``), with every logger at
+DEBUG (the SDK's ``anthropic`` and ``httpx2`` loggers included), then searches everything typedagent
+hands back or writes for the key. Each test also proves the key was in play — the server received
+it — so a pass is not vacuous.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import secrets
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+from pydantic import BaseModel
+
+from typedagent import (
+    AgentDefinition,
+    AgentExecutionError,
+    ExecuteCallbacks,
+    ExecuteFailure,
+    ExecuteResult,
+    OutputTool,
+    define_agent,
+    execute_agent,
+    tool,
+)
+from typedagent.testing import (
+    FakeAnthropicServer,
+    RecordingClient,
+    ReplayClient,
+    ScriptItem,
+    api_error,
+    conversation,
+    dropped_connection,
+    malformed_body,
+    output_call,
+    tool_call,
+)
+
+KEY = f"sk-ant-api03-{secrets.token_hex(24)}-typedagentSecretTest"
+"""A fresh key per run: it cannot appear anywhere by coincidence."""
+FRAGMENTS = (KEY, KEY[14:40])
+"""The key, and a distinctive slice of it (catches a key that was cut or reformatted)."""
+
+
+class Out(BaseModel):
+    n: int
+
+
+@tool
+async def lookup(query: str) -> str:
+    """Look up."""
+    return f"found {query}"
+
+
+def agent() -> AgentDefinition[Out, None]:
+    return define_agent(name="secrets", model="claude-sonnet-4-6", output=OutputTool(Out), helpers=[lookup])
+
+
+@pytest.fixture
+def debug_logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """Capture every log record at DEBUG, the SDK's own loggers included."""
+    caplog.set_level(logging.DEBUG)
+    for name in ("anthropic", "anthropic._base_client", "httpx2", "httpcore2", "typedagent", "asyncio"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    return caplog
+
+
+def everything_said(result: ExecuteResult[Any], events: list[Any], logs: pytest.LogCaptureFixture) -> dict[str, str]:
+    """Every text a user could print, log or store after a run, by where it comes from."""
+    texts = {
+        "logs": logs.text + "\n".join(str(r.__dict__) for r in logs.records),
+        "repr(result)": repr(result),
+        "str(result)": str(result),
+        "metadata": repr(dataclasses.asdict(result.metadata)),
+        "messages": json.dumps(conversation(result.metadata.messages), default=str),
+        "callback events": repr(events),
+    }
+    if isinstance(result, ExecuteFailure):
+        error = result.error
+        with pytest.raises(AgentExecutionError) as raised:
+            result.unwrap()
+        texts |= {
+            "error.message": error.message,
+            "str(error)": str(error),
+            "repr(error)": repr(error),
+            "context": repr(error.context),
+            "unwrap()": f"{raised.value!s} {raised.value!r}",
+            "cause": f"{error.cause!s} {error.cause!r}",
+        }
+    return texts
+
+
+def assert_no_key(texts: dict[str, str]) -> None:
+    leaks = [where for where, text in texts.items() if any(fragment in text for fragment in FRAGMENTS)]
+    assert leaks == [], f"the API key appears in: {leaks}"
+
+
+def recorded_events() -> tuple[ExecuteCallbacks, list[Any]]:
+    events: list[Any] = []
+
+    def keep(state: Any, event: Any) -> None:
+        events.append((state, event))
+
+    hooks = ExecuteCallbacks(
+        on_attempt_start=keep,
+        on_model_response=keep,
+        on_tool_call=keep,
+        on_tool_result=keep,
+        on_validation_failure=keep,
+    )
+    return hooks, events
+
+
+SCENARIOS: dict[str, list[ScriptItem]] = {
+    "success": [tool_call("lookup", {"query": "vpn"}), output_call(Out(n=1))],
+    "auth-error": [api_error(401, "invalid x-api-key")],
+    "retried-then-success": [api_error(529, retry_after=0.01), api_error(429, retry_after=0.01), output_call(Out(n=2))],
+    "retries-exhausted": [api_error(500, retry_after=0.01), api_error(500, retry_after=0.01), api_error(500)],
+    "malformed": [malformed_body()],
+    "dropped": [dropped_connection(), dropped_connection(), dropped_connection()],
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+async def test_secrets_key_never_in_logs_errors_metadata_or_reprs(
+    scenario: str, debug_logs: pytest.LogCaptureFixture
+) -> None:
+    """Success, auth errors, retries, malformed bodies, dropped connections: the key is nowhere."""
+    hooks, events = recorded_events()
+    async with FakeAnthropicServer(SCENARIOS[scenario], strict=False) as server:
+        client = anthropic.AsyncAnthropic(api_key=KEY, base_url=server.base_url, max_retries=2)
+        result = await execute_agent(agent(), "Ticket: VPN drops", client=client, callbacks=hooks)
+        await client.close()
+    assert server.request_headers[0]["authorization"] == f"Bearer {KEY}"  # the key was in play
+    assert "Request options" in debug_logs.text  # the SDK's DEBUG logging was captured
+    assert result.ok is (scenario in ("success", "retried-then-success"))
+    assert_no_key(everything_said(result, events, debug_logs))
+
+
+async def test_secrets_default_client_reads_the_key_from_the_environment_and_never_shows_it(
+    monkeypatch: pytest.MonkeyPatch, debug_logs: pytest.LogCaptureFixture
+) -> None:
+    """With client=None the default AsyncAnthropic reads ANTHROPIC_API_KEY; no output carries it."""
+    async with FakeAnthropicServer([api_error(403, "this key may not use this model")], strict=False) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        result = await execute_agent(agent(), "go")
+    assert server.request_headers[0]["authorization"] == f"Bearer {KEY}"
+    assert not result.ok
+    assert_no_key(everything_said(result, [], debug_logs))
+
+
+async def test_secrets_cassettes_never_hold_the_key(tmp_path: Path, debug_logs: pytest.LogCaptureFixture) -> None:
+    """RecordingClient writes no key (successes and errors alike), and the cassette replays."""
+    path = tmp_path / "cassette.json"
+    script = [tool_call("lookup", {"query": "vpn"}), output_call(Out(n=3))]
+    async with FakeAnthropicServer(script) as server:
+        real = anthropic.AsyncAnthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
+        recorded = await execute_agent(agent(), "go", client=RecordingClient(real, path))
+        await real.close()
+    assert recorded.ok
+    assert server.request_headers[0]["authorization"] == f"Bearer {KEY}"
+    error_path = tmp_path / "errors.json"
+    async with FakeAnthropicServer([api_error(401, "invalid x-api-key")], strict=False) as server:
+        real = anthropic.AsyncAnthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
+        failed = await execute_agent(agent(), "go", client=RecordingClient(real, error_path))
+        await real.close()
+    assert not failed.ok
+    for written in (path, error_path):
+        text = written.read_text()
+        assert json.loads(text)["calls"]  # something was recorded
+        assert not any(fragment in text for fragment in FRAGMENTS), written.name
+    replayed = await execute_agent(agent(), "go", client=ReplayClient(path))
+    assert replayed.ok
+    assert replayed.output == Out(n=3)
+    assert_no_key(everything_said(failed, [], debug_logs))
+
+
+def test_secrets_key_not_in_the_reprs_of_definitions_and_results() -> None:
+    """Nothing typedagent builds holds the client, so no repr can show its key."""
+    definition = agent()
+    texts = {"repr(agent)": repr(definition), "tool_params": json.dumps(definition.tool_params())}
+    assert_no_key(texts)
+    assert "client" not in {field.name for field in dataclasses.fields(ExecuteFailure)}
