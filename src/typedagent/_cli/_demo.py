@@ -8,6 +8,7 @@ deps, ``deps()``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,8 @@ def demo_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             "reflection, validators and retries all run for real; only the model's replies and their token counts "
             "are canned." + ("" if has_key else " Set ANTHROPIC_API_KEY to run the same agents live."),
         )
+    # The SDK takes a second or two to import; do it now so the first example's latency is its own.
+    importlib.import_module("anthropic.types")
     succeeded = 0
     for number, example in enumerate(examples, start=1):
         lines.line("")
