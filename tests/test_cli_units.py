@@ -18,7 +18,7 @@ from pydantic import BaseModel
 import typedagent
 from typedagent import ExecuteCallbacks, HelperTool, OutputTool, define_agent, execute_agent
 from typedagent.__main__ import main
-from typedagent._cli import _run
+from typedagent._cli import _demo, _run
 from typedagent._cli._check import _first_difference, check_agent, schema_problems, strict_problems
 from typedagent._cli._load import ImportFailed, load_module, split_target
 from typedagent._cli._progress import Lines, Progress, RichLines, make_lines
@@ -561,3 +561,31 @@ def test_first_difference_locates_list_length_changes() -> None:
     assert _first_difference({"a": [1, 2]}, {"a": [1]}, "s") == "s.a"
     assert _first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2}]}, "s") is None
     assert _first_difference({"a": 1}, {"b": 1}, "s") == "s.a"
+
+
+def test_run_failure_with_json_events_ends_with_the_error_event(
+    cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --json-events a failed run's last stderr line is the `end` event; no human line follows it."""
+    monkeypatch.setattr(_run, "_client", lambda args: (ScriptedClient(["I'd rather chat."]), "scripted"))
+    path = _module(tmp_path, AGENT_SOURCE)
+    assert cli("run", f"{path}:agent", "hi", "--max-attempts", "1", "--json-events") == 1
+    assert cli.out.getvalue() == ""
+    events = [json.loads(line) for line in cli.err.getvalue().splitlines()]
+    assert [e["event"] for e in events] == ["start", "attempt_start", "model_response", "validation_failure", "end"]
+    assert (events[-1]["ok"], events[-1]["error"]["code"]) == (False, "INVALID_RESPONSE")
+
+
+def test_demo_stops_after_an_interrupted_example(cli: Streams, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C during an example ends the demo there, saying so, with exit status 130."""
+    real = _demo.execute
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        result, _ = real(*args, **kwargs)
+        return result, True
+
+    monkeypatch.setattr(_demo, "execute", interrupted)
+    assert cli("demo") == 130
+    out = cli.out.getvalue()
+    assert out.count("━━ ") == 1
+    assert out.endswith("Interrupted: the remaining examples were not run.\n")
