@@ -392,8 +392,8 @@ def test_demo_reports_failures_and_missing_examples(
     lost = Streams()
     assert lost("demo") == 2
     assert lost.err.getvalue() == (
-        "typedagent demo: error: cannot find the bundled examples: run from a typedagent checkout, or pass "
-        "--examples DIR\n"
+        "typedagent demo: error: cannot find the bundled examples (they ship with the source checkout, in "
+        "examples/): run typedagent from a checkout, or pass --examples DIR\n"
     )
 
 

@@ -56,12 +56,14 @@ class Example:
 
 
 def examples_dir() -> Path:
-    """The examples shipped with typedagent: ``examples/`` of the source tree the package runs from."""
-    package = Path(typedagent.__file__).resolve().parent
-    for candidate in (package / "_examples", package.parent.parent / "examples"):
-        if candidate.is_dir():
-            return candidate
-    raise UsageError("cannot find the bundled examples: run from a typedagent checkout, or pass --examples DIR")
+    """The bundled examples: ``examples/`` of the source checkout the package runs from (``src/`` layout)."""
+    candidate = Path(typedagent.__file__).resolve().parent.parent.parent / "examples"
+    if candidate.is_dir():
+        return candidate
+    raise UsageError(
+        "cannot find the bundled examples (they ship with the source checkout, in examples/): run typedagent from "
+        "a checkout, or pass --examples DIR"
+    )
 
 
 def discover(directory: Path, names: list[str]) -> list[Example]:
