@@ -58,6 +58,7 @@ def test_conversation_problems_lists_every_rule() -> None:
     """Each rule the API enforces is reported with the message index."""
     use = {"type": "tool_use", "id": "a", "name": "n", "input": {}}
     assert conversation_problems([]) == ["the conversation is empty"]
+    assert conversation_problems([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]) == []
     assert conversation_problems(
         [
             {"role": "assistant", "content": [use]},

@@ -230,6 +230,30 @@ async def test_fake_server_per_conversation_problems() -> None:
     ]
 
 
+async def test_fake_server_per_conversation_delayed_items() -> None:
+    """Delayed faults and responses keep their place in a per-conversation scenario."""
+    script = [delay(0, api_error(500)), delay(0, SCENARIO[0]), SCENARIO[1]]
+    async with FakeAnthropicServer(script, per_conversation=True) as server:
+        result = await execute_agent(geo_agent(), PROMPT, client=server.client(max_retries=1))
+    assert result.output == PARIS
+    assert server.requests_served == 3
+
+
+async def test_fake_server_serve_in_the_running_loop() -> None:
+    """``serve()`` runs in the caller's loop until ``request_stop()``; stopping an idle server is a no-op."""
+    server = FakeAnthropicServer(SCENARIO)
+    server.request_stop()
+    task = asyncio.create_task(server.serve())
+    for _ in range(5000):  # serve() binds the port at its first await
+        if server._port:
+            break
+        await asyncio.sleep(0.001)
+    result = await execute_agent(geo_agent(), PROMPT, client=server.client())
+    server.request_stop()
+    await task
+    assert conversation(result) == lookup_then_answer()
+
+
 async def test_fake_server_add_updates_the_scenario() -> None:
     """Items added later are served, in per-conversation mode too."""
     async with FakeAnthropicServer(per_conversation=True) as server:

@@ -48,6 +48,8 @@ class CassetteError(AssertionError):
     An ``AssertionError``, so it fails the test instead of becoming an ``API_ERROR`` result.
     """
 
+    __module__ = "typedagent.testing"  # shown in tracebacks: the name users import
+
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     """``value`` as JSON data with secrets replaced by ``"[REDACTED]"``.

@@ -24,6 +24,8 @@ Conversation: TypeAlias = "ExecuteSuccess[Any] | ExecuteFailure | ExecutionMetad
 class ConversationError(AssertionError):
     """The conversation would be rejected by the Messages API."""
 
+    __module__ = "typedagent.testing"  # shown in tracebacks: the name users import
+
 
 def to_plain(value: Any) -> Any:
     """``value`` as plain JSON data: pydantic models dumped (``None`` fields left out), tuples as lists."""

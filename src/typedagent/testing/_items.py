@@ -45,6 +45,8 @@ class ScriptError(AssertionError):
     An ``AssertionError``, so it fails the test instead of becoming an ``API_ERROR`` result.
     """
 
+    __module__ = "typedagent.testing"  # shown in tracebacks: the name users import
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Block:

@@ -136,9 +136,15 @@ def _typedagent_block_model_requests(request: pytest.FixtureRequest, monkeypatch
     """Fail the test when it sends a request to a real model API (see the module docstring)."""
     if _requests_allowed(request):
         return
+    test = request.node.nodeid
+    for cls, name, guard in _transports():
+        monkeypatch.setattr(cls, name, guard(getattr(cls, name), test))
+
+
+def _transports() -> list[tuple[type[Any], str, Callable[[Callable[..., Any], str], Callable[..., Any]]]]:
+    """The HTTP transports that reach the network, with the method to guard and its guard."""
     import httpx2
 
-    test = request.node.nodeid
     transports: list[tuple[type[Any], str, Callable[[Callable[..., Any], str], Callable[..., Any]]]] = [
         (httpx2.AsyncHTTPTransport, "handle_async_request", _guard_async),
         (httpx2.HTTPTransport, "handle_request", _guard_sync),
@@ -146,8 +152,7 @@ def _typedagent_block_model_requests(request: pytest.FixtureRequest, monkeypatch
     aiohttp = sys.modules.get(_AIOHTTP_TRANSPORT)  # the SDK's aiohttp backend, loaded with the SDK when installed
     if aiohttp is not None:
         transports.append((aiohttp.AiohttpTransport, "handle_async_request", _guard_async))
-    for cls, name, guard in transports:
-        monkeypatch.setattr(cls, name, guard(getattr(cls, name), test))
+    return transports
 
 
 @pytest.fixture
