@@ -36,21 +36,27 @@ TOOLS = 4
 TARGET_S = 0.130
 
 
+def blocking_lookup() -> Callable[..., Any]:
+    def lookup(key: str) -> str:
+        time.sleep(DELAY_S)
+        return f"value of {key}"
+
+    return lookup
+
+
+def async_lookup() -> Callable[..., Any]:
+    async def lookup(key: str) -> str:
+        await asyncio.sleep(DELAY_S)
+        return f"value of {key}"
+
+    return lookup
+
+
 def make_helpers(*, sync: bool) -> list[Callable[..., Any]]:
-    helpers: list[Callable[..., Any]] = []
+    """Four distinct helper functions, ``lookup_1`` to ``lookup_4``."""
+    helpers = []
     for index in range(1, TOOLS + 1):
-        if sync:
-
-            def lookup(key: str) -> str:
-                time.sleep(DELAY_S)
-                return f"value of {key}"
-
-        else:
-
-            async def lookup(key: str) -> str:
-                await asyncio.sleep(DELAY_S)
-                return f"value of {key}"
-
+        lookup = blocking_lookup() if sync else async_lookup()
         lookup.__name__ = lookup.__qualname__ = f"lookup_{index}"
         lookup.__doc__ = "Look a key up (takes 100 ms)."
         helpers.append(lookup)

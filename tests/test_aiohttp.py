@@ -37,6 +37,10 @@ async def test_aiohttp_transport_runs_an_agent_end_to_end() -> None:
     assert_valid_conversation(result.metadata.messages)
     assert [len(request["messages"]) for request in server.requests] == [1, 3]
     assert server.requests[1]["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": result.metadata.messages[1]["content"][0]["id"], "content": "value of a"}
+        {
+            "type": "tool_result",
+            "tool_use_id": server.requests[1]["messages"][1]["content"][0]["id"],
+            "content": "value of a",
+        }
     ]
     assert all(request["cache_control"] == {"type": "ephemeral"} for request in server.requests)
