@@ -9,6 +9,7 @@ from pathlib import Path
 import anthropic  # noqa: F401 - imported once here: inner sessions then find it loaded instead of re-importing it
 import httpx2  # noqa: F401 - same
 import pytest
+from toolkit_support import run_inner as run
 
 # The outer test must not block: the inner sessions decide for themselves what to block.
 pytestmark = pytest.mark.allow_model_requests
@@ -67,11 +68,6 @@ def test_marked():
     with pytest.raises(anthropic.APIConnectionError):
         client.messages.create(model="m", max_tokens=1, messages=[])
 """
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """Run the inner session in process (so coverage sees the plugin), without hypothesis's slow summary."""
-    return pytester.runpytest("-p", "no:hypothesispytest", *args)
 
 
 @pytest.fixture

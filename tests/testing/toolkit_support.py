@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from typedagent import AgentDefinition, OutputTool, define_agent, tool
@@ -68,3 +69,8 @@ def lookup_then_answer() -> list[dict[str, Any]]:
             "content": [{"type": "tool_result", "tool_use_id": "toolu_02_002", "content": "Output accepted."}],
         },
     ]
+
+
+def run_inner(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """Run an inner pytest session in process (so coverage sees the plugin), without hypothesis's slow summary."""
+    return pytester.runpytest("-p", "no:hypothesispytest", "-o", "asyncio_default_fixture_loop_scope=function", *args)
