@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ._conversation import to_plain
 from ._items import ApiErrorSpec
@@ -65,9 +65,12 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
 
 def _redact(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, dict):
-        return {key: REDACTED if key.lower() in _SECRET_KEYS else _redact(item, secrets) for key, item in value.items()}
+        mapping = cast("dict[str, Any]", value)
+        return {
+            key: REDACTED if key.lower() in _SECRET_KEYS else _redact(item, secrets) for key, item in mapping.items()
+        }
     if isinstance(value, list):
-        return [_redact(item, secrets) for item in value]
+        return [_redact(item, secrets) for item in cast("list[object]", value)]
     if isinstance(value, str):
         for secret in secrets:
             value = value.replace(secret, REDACTED)
@@ -77,7 +80,7 @@ def _redact(value: Any, secrets: list[str]) -> Any:
 
 def _client_secrets(client: object) -> list[str]:
     """Credentials the wrapped client holds, so they are redacted even where no pattern catches them."""
-    found = []
+    found: list[str] = []
     for name in ("api_key", "auth_token"):
         value = getattr(client, name, None)
         if isinstance(value, str) and len(value) >= 8:
@@ -90,9 +93,9 @@ def _error_entry(exc: Exception) -> dict[str, Any] | None:
     import anthropic
 
     if isinstance(exc, anthropic.APIStatusError):
-        body = exc.body
-        error = body.get("error") if isinstance(body, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
+        body = cast("dict[str, Any]", exc.body) if isinstance(exc.body, dict) else {}
+        error = cast("dict[str, Any]", body["error"]) if isinstance(body.get("error"), dict) else {}
+        message = error.get("message")
         return {
             "status": exc.status_code,
             "type": exc.type,
@@ -191,12 +194,12 @@ class ReplayClient(_InProcessClient):
                 f"ReplayClient: no cassette at {str(self.path)!r}. Record it first: wrap a real client in "
                 "RecordingClient, or run pytest with --record-cassettes (and ANTHROPIC_API_KEY set)."
             ) from None
-        if not isinstance(data, dict) or data.get("version") != CASSETTE_VERSION:
+        if not isinstance(data, dict) or cast("dict[str, Any]", data).get("version") != CASSETTE_VERSION:
             raise CassetteError(
                 f"ReplayClient: {str(self.path)!r} is not a version-{CASSETTE_VERSION} typedagent cassette; "
                 "re-record it."
             )
-        self.calls: list[dict[str, Any]] = list(data["calls"])
+        self.calls: list[dict[str, Any]] = list(cast("dict[str, Any]", data)["calls"])
         """The recorded calls."""
         self._used = [False] * len(self.calls)
 
@@ -250,33 +253,38 @@ class ReplayClient(_InProcessClient):
         return self._materialize(entry["response"], request, call)
 
 
-def _differences(expected: Any, actual: Any, path: str, ignore: frozenset[str]) -> list[str]:
+def _differences(expected: object, actual: object, path: str, ignore: frozenset[str]) -> list[str]:
     """Every field where ``actual`` differs from ``expected``, as ``path: expected …, got …`` lines."""
     if path in ignore:
         return []
+    # Taken before isinstance() narrows the two apart (and only rendered for a difference).
+    same_type = type(expected) is type(actual)
+    was, now = expected, actual
     if isinstance(expected, dict) and isinstance(actual, dict):
-        found = []
-        for key in [*expected, *(key for key in actual if key not in expected)]:
+        left, right = cast("dict[str, Any]", expected), cast("dict[str, Any]", actual)
+        found: list[str] = []
+        for key in [*left, *(key for key in right if key not in left)]:
             where = f"{path}.{key}" if path else key
-            if key not in actual:
-                found += [] if where in ignore else [f"{where}: expected {_show(expected[key])}, got nothing"]
-            elif key not in expected:
-                found += [] if where in ignore else [f"{where}: expected nothing, got {_show(actual[key])}"]
+            if key not in right:
+                found += [] if where in ignore else [f"{where}: expected {_show(left[key])}, got nothing"]
+            elif key not in left:
+                found += [] if where in ignore else [f"{where}: expected nothing, got {_show(right[key])}"]
             else:
-                found += _differences(expected[key], actual[key], where, ignore)
+                found += _differences(left[key], right[key], where, ignore)
         return found
     if isinstance(expected, list) and isinstance(actual, list):
+        before, after = cast("list[object]", expected), cast("list[object]", actual)
         found = []
-        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
-            found += _differences(left, right, f"{path}[{index}]", ignore)
-        if len(expected) != len(actual):
-            found.append(f"{path}: expected {len(expected)} item(s), got {len(actual)}")
+        for index, (old, new) in enumerate(zip(before, after, strict=False)):
+            found += _differences(old, new, f"{path}[{index}]", ignore)
+        if len(before) != len(after):
+            found.append(f"{path}: expected {len(before)} item(s), got {len(after)}")
         return found
-    if expected != actual or type(expected) is not type(actual):
-        return [f"{path or '(request)'}: expected {_show(expected)}, got {_show(actual)}"]
+    if was != now or not same_type:
+        return [f"{path or '(request)'}: expected {_show(was)}, got {_show(now)}"]
     return []
 
 
-def _show(value: Any, width: int = 200) -> str:
+def _show(value: object, width: int = 200) -> str:
     shown = json.dumps(value, ensure_ascii=False)
     return shown if len(shown) <= width else f"{shown[: width - 1]}…"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from .._results import ExecuteFailure, ExecuteSuccess, ExecutionMetadata
 
@@ -32,9 +32,9 @@ def to_plain(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, Mapping):
-        return {str(key): to_plain(item) for key, item in value.items()}
+        return {str(key): to_plain(item) for key, item in cast("Mapping[object, object]", value).items()}
     if isinstance(value, list | tuple):
-        return [to_plain(item) for item in value]
+        return [to_plain(item) for item in cast("Sequence[Any]", value)]
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return repr(value)
@@ -145,7 +145,7 @@ def format_conversation(run: Conversation, *, width: int = 100) -> str:
         line = str(value).replace("\n", "\\n")
         return line if len(line) <= width else f"{line[: width - 1]}…"
 
-    lines = []
+    lines: list[str] = []
     for index, message in enumerate(messages):
         for block in _blocks(message):
             kind = block.get("type")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
 
@@ -86,7 +86,7 @@ class ApiErrorSpec:
     message: str
     error_type: str | None = None
     request_id: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
 
     @property
     def resolved_type(self) -> str:
@@ -322,7 +322,7 @@ def render_message(
     """
     scripted = as_response(item)
     offered = [tool.get("name") for tool in params.get("tools") or ()]
-    content = []
+    content: list[dict[str, Any]] = []
     for index, block in enumerate(scripted.blocks, start=1):
         data = dict(block.data)
         if block.type == "tool_use":
@@ -371,7 +371,7 @@ def _item_to_json(item: ScriptItem) -> Any:
     if isinstance(item, MalformedBody):
         return {"kind": "malformed", "body": item.body, "status": item.status}
     scripted = as_response(item)
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for block in scripted.blocks:
         data: dict[str, Any] = {"type": block.type, **block.data}
         if block.output:
@@ -387,10 +387,11 @@ def script_from_json(data: Iterable[Any]) -> list[ScriptItem]:
     return [_item_from_json(entry) for entry in data]
 
 
-def _item_from_json(entry: Any) -> ScriptItem:
-    if isinstance(entry, str):
-        return entry
-    kind = entry.get("kind") if isinstance(entry, Mapping) else None
+def _item_from_json(value: object) -> ScriptItem:
+    if isinstance(value, str):
+        return value
+    entry: Mapping[str, Any] = cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+    kind = entry.get("kind")
     if kind == "error":
         return ApiErrorSpec(
             status=entry["status"],
@@ -404,7 +405,8 @@ def _item_from_json(entry: Any) -> ScriptItem:
     if kind == "malformed":
         return MalformedBody(body=entry["body"], status=entry.get("status", 200))
     if kind == "response":
-        blocks = []
+        blocks: list[Block] = []
+        raw: dict[str, Any]
         for raw in entry["content"]:
             data = {k: v for k, v in raw.items() if k not in ("type", "output", "unknown")}
             if raw["type"] == "tool_use":
@@ -412,9 +414,9 @@ def _item_from_json(entry: Any) -> ScriptItem:
             blocks.append(
                 Block(type=raw["type"], data=data, output=bool(raw.get("output")), unknown=bool(raw.get("unknown")))
             )
-        usage = entry.get("usage")
+        usage: Mapping[str, int] | None = entry.get("usage")
         return response(*blocks, stop_reason=entry.get("stop_reason"), usage=usage)
     raise ValueError(
-        f"script entry {entry!r} is not a script item: expected a string or an object whose 'kind' is "
+        f"script entry {value!r} is not a script item: expected a string or an object whose 'kind' is "
         "'response', 'error', 'delay' or 'malformed' (see script_to_json)."
     )

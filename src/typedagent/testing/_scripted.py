@@ -7,7 +7,7 @@ import inspect
 import itertools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ._items import (
     ApiErrorSpec,
@@ -95,9 +95,10 @@ def _parse_malformed(item: MalformedBody) -> Message:
 
     if item.status >= 400:
         raise ApiErrorSpec(status=item.status, message=item.body).to_exception()
-    data = json.loads(item.body)  # the SDK lets this JSONDecodeError through, so do we
+    data: object = json.loads(item.body)  # the SDK lets this JSONDecodeError through, so do we
     # The SDK does not validate response bodies by default: it builds the model from whatever came.
-    return Message.model_construct(**data) if isinstance(data, dict) else Message.model_construct()
+    fields = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+    return Message.model_construct(**fields)
 
 
 class ScriptedClient(_InProcessClient):

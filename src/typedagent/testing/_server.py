@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._items import (
     ApiErrorSpec,
@@ -311,11 +311,12 @@ class FakeAnthropicServer:
             message = f"{_SOURCE} serves POST /v1/messages only, not {method} {path}."
             return _json_reply(404, error_body("not_found_error", message))
         try:
-            params = json.loads(body)
+            parsed: object = json.loads(body)
         except ValueError:
-            params = None
-        if not isinstance(params, dict):
+            parsed = None
+        if not isinstance(parsed, dict):
             return _json_reply(400, error_body("invalid_request_error", "The request body is not a JSON object."))
+        params = cast("dict[str, Any]", parsed)
         if self.record_requests:
             self.requests.append(params)
             self.request_headers.append(dict(headers))
@@ -415,7 +416,7 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, str, di
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        chunks = []
+        chunks: list[bytes] = []
         while size := int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16):
             chunks.append(await reader.readexactly(size))
             await reader.readexactly(2)

@@ -91,7 +91,7 @@ def pytest_runtest_makereport(
 
 def _requests_allowed(request: pytest.FixtureRequest) -> bool:
     config = request.config
-    return (
+    return bool(
         not config.getini("typedagent_block_model_requests")
         or config.getoption("allow_model_requests")
         or request.node.get_closest_marker("allow_model_requests") is not None
