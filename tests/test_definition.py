@@ -216,3 +216,16 @@ def test_definition_agent_repr_is_readable() -> None:
     assert "name='triage'" in text
     assert "_tool_params" not in text
     assert define_agent(name="n", model="m", output=OutputTool(Triage)).output.name == "final_output"
+
+
+def test_definition_cannot_be_changed_through_dicts() -> None:
+    """Editing tool_params() or the dict given to HelperTool later does not change the agent."""
+    definition: dict[str, Any] = {"name": "h", "input_schema": {"type": "object"}}
+    agent = triage_agent(helpers=[HelperTool(definition=definition, handler=print)])  # type: ignore[arg-type]
+    before = agent.tool_params()
+    definition["name"] = "renamed"
+    agent.tool_params()[0]["name"] = "hacked"
+    agent.output.to_param()["name"] = "hacked"
+    assert agent.tool_params() == before
+    assert [p["name"] for p in agent.tool_params()] == ["h", "final_output"]
+    assert agent.helper("h") is not None

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from support import GOOD, assert_api_valid, results_of, run, triage_agent
+from support import GOOD, Triage, assert_api_valid, results_of, run, triage_agent
 
 from typedagent import (
     AgentErrorCode,
@@ -18,13 +18,14 @@ from typedagent import (
     ExecuteCallbacks,
     ExecutionLimits,
     ExecutionState,
+    OutputTool,
     TimeoutContext,
     TokenBudgetContext,
     ToolCall,
     execute_agent,
     tool,
 )
-from typedagent.testing import ScriptedClient, output_call, response, tool_call, usage
+from typedagent.testing import ScriptedClient, output_call, response, submit_call, tool_call, usage
 
 
 class HangingClient(ScriptedClient):
@@ -181,7 +182,9 @@ async def test_timeout_interrupts_tools() -> None:
         return "never"
 
     client = ScriptedClient([tool_call("slow")])
+    started = time.monotonic()
     result = await run(triage_agent(helpers=[slow]), client, limits=ExecutionLimits(timeout_s=0.1))
+    assert time.monotonic() - started < 0.5
     assert not result.ok
     assert result.error.code is AgentErrorCode.TIMEOUT
     assert isinstance(result.error.context, TimeoutContext)
@@ -292,3 +295,76 @@ async def test_abort_keeps_results_of_tools_that_finished() -> None:
         ("toolu_01_001", "", False),
         ("toolu_01_002", "Error: not run: the execution stopped while tools were running.", True),
     ]
+
+
+async def _slow_preview(out: Any) -> str:
+    await asyncio.sleep(3600)
+    return "never"
+
+
+async def _slow_validator(out: Any) -> None:
+    await asyncio.sleep(3600)
+
+
+@pytest.mark.parametrize("where", ["reflection handler", "validator"])
+async def test_timeout_interrupts_output_checks(where: str) -> None:
+    """A hung reflection handler or validator is interrupted by the deadline: TIMEOUT in phase 'tool'."""
+    if where == "validator":
+        agent = triage_agent(validators=[_slow_validator])
+        client = ScriptedClient([output_call(GOOD)])
+    else:
+        agent = triage_agent(output=OutputTool(Triage, reflection_handler=_slow_preview))
+        client = ScriptedClient([response(output_call(GOOD), submit_call())])
+    started = time.monotonic()
+    result = await run(agent, client, limits=ExecutionLimits(timeout_s=0.05))
+    assert time.monotonic() - started < 0.5
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TIMEOUT
+    assert result.error.context == TimeoutContext(timeout_s=0.05, phase="tool", attempt=1, iteration=1)
+    contents = [c for _, c, _ in results_of(result.metadata.messages[2])]
+    assert set(contents) == {"Error: not run: the execution stopped while the output was being checked."}
+
+
+async def test_abort_interrupts_a_slow_validator_within_100ms() -> None:
+    """Setting the abort event while a validator runs ends the run as cancelled within 100 ms, never a success."""
+    stop = asyncio.Event()
+    entered = asyncio.Event()
+
+    async def slow(out: Any) -> None:
+        entered.set()
+        await asyncio.sleep(3600)
+
+    client = ScriptedClient([output_call(GOOD)])
+    task = asyncio.create_task(execute_agent(triage_agent(validators=[slow]), "x", client=client, abort_event=stop))
+    await asyncio.wait_for(entered.wait(), 5)
+    set_at = time.monotonic()
+    stop.set()
+    result = await asyncio.wait_for(task, 5)
+    assert time.monotonic() - set_at < 0.1
+    assert_api_valid(result, client)
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="tool", attempt=1, iteration=1)
+
+
+async def test_abort_interrupts_tools_within_100ms() -> None:
+    """Setting the abort event during a tool batch returns within 100 ms."""
+    stop = threading.Event()
+    started = asyncio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Hangs."""
+        started.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    task = asyncio.create_task(
+        execute_agent(triage_agent(helpers=[hang]), "x", client=ScriptedClient([tool_call("hang")]), abort_event=stop)
+    )
+    await asyncio.wait_for(started.wait(), 5)
+    set_at = time.monotonic()
+    stop.set()
+    result = await asyncio.wait_for(task, 5)
+    assert time.monotonic() - set_at < 0.1
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED

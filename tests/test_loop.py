@@ -529,3 +529,23 @@ async def test_loop_output_candidate_is_model_of_schema() -> None:
     assert result.ok
     assert isinstance(result.output, Triage)
     assert result.output.severity == 3
+
+
+async def test_loop_empty_block_prompt_is_rejected() -> None:
+    """An empty list of content blocks is as empty as an empty string: a TypeError, nothing sent."""
+    client = ScriptedClient([output_call(GOOD)])
+    with pytest.raises(TypeError, match="prompt is empty"):
+        await execute_agent(triage_agent(), [], client=client)
+    assert client.requests == []
+
+
+async def test_loop_default_client_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no client and no ANTHROPIC_API_KEY, the run fails with API_ERROR saying what to set."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    result = await execute_agent(triage_agent(), "x")
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert isinstance(result.error.context, ApiErrorContext)
+    assert result.error.context.error_type == "missing_credentials"
+    assert "Set ANTHROPIC_API_KEY" in result.error.message

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from support import GOOD, Triage, reflecting, results_of, run, triage_agent
+import pytest
+from pydantic import BaseModel, field_validator
+from support import GOOD, Triage, assert_api_valid, reflecting, results_of, run, triage_agent
 
 from typedagent import (
     AgentErrorCode,
@@ -15,6 +18,8 @@ from typedagent import (
     RunContext,
     ValidationConfig,
     ValidatorErrorContext,
+    define_agent,
+    execute_agent,
 )
 from typedagent.testing import ScriptedClient, output_call, response, submit_call
 
@@ -267,3 +272,58 @@ async def test_reflection_without_submit_keeps_iterating() -> None:
     assert not result.ok
     assert result.error.code is AgentErrorCode.MAX_ITERATIONS
     assert result.error.last_output == GOOD.model_dump()
+
+
+class Checked(BaseModel):
+    """An output model whose own validator has a bug for negative numbers."""
+
+    x: int
+
+    @field_validator("x")
+    @classmethod
+    def positive(cls, value: int) -> int:
+        if value < 0:
+            raise TypeError("negative values are not handled")
+        if value == 0:
+            raise ValueError("x must not be zero")
+        return value
+
+
+async def test_validation_model_validator_value_error_is_feedback() -> None:
+    """A ValueError inside the output model's own validator is a schema problem fed back to the model."""
+    client = ScriptedClient([output_call({"x": 0}), output_call({"x": 3})])
+    agent = define_agent(name="checked", model="claude-sonnet-4-6", output=OutputTool(Checked))
+    result = await execute_agent(agent, "x", client=client)
+    assert result.ok
+    assert result.metadata.attempts[0].validation_errors == ("x: Value error, x must not be zero",)
+
+
+@pytest.mark.parametrize("reflection", [False, True])
+async def test_validation_model_validator_crash_is_validator_error(reflection: bool) -> None:
+    """Any other exception from the model's own validator fails with VALIDATOR_ERROR, every call answered."""
+    output = OutputTool(Checked, reflection_handler=str) if reflection else OutputTool(Checked)
+    agent = define_agent(name="checked", model="claude-sonnet-4-6", output=output)
+    script: list[Any] = [response(output_call({"x": -1}), submit_call()) if reflection else output_call({"x": -1})]
+    client = ScriptedClient(script)
+    result = await execute_agent(agent, "x", client=client)
+    assert_api_valid(result, client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert result.error.context == ValidatorErrorContext(
+        validator="Checked.model_validate", error_type="TypeError", attempt=1
+    )
+    assert result.error.last_output == {"x": -1}
+    contents = [c for _, c, _ in results_of(result.metadata.messages[2])]
+    assert contents[0] == "Error: the output could not be validated (a validator crashed)."
+    if reflection:
+        assert contents[1] == "Error: not run: the output could not be validated."
+
+
+async def test_reflection_submit_before_output_keeps_schema_problems() -> None:
+    """When submit follows only schema-invalid output calls, the attempt records those schema problems too."""
+    client = ScriptedClient([response(output_call(BAD), submit_call()), response(output_call(GOOD), submit_call())])
+    result = await run(triage_agent(output=reflecting()), client)
+    assert result.ok
+    first = result.metadata.attempts[0]
+    assert first.outcome is AttemptOutcome.SUBMIT_BEFORE_OUTPUT
+    assert first.validation_errors[1:] == ("severity: Input should be less than or equal to 5",)

@@ -124,6 +124,9 @@ def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None,
         invalid = cast("APIResponseValidationError", exc)
         status, error_type = invalid.status_code, "response_validation_error"
         request_id = invalid.response.headers.get("request-id")
+    elif sdk is not None and isinstance(exc, TypeError | sdk.CredentialsError) and "authentication" in str(exc):
+        # The SDK raises this before sending anything when no API key or other credentials are set.
+        error_type = "missing_credentials"
     elif isinstance(exc, MalformedResponse | json.JSONDecodeError):
         # The SDK lets a 200 response whose body is not JSON raise json's own error.
         error_type = "malformed_response"
@@ -146,6 +149,8 @@ _STATUS_TYPES = {
 
 
 def _advice(status: int | None, error_type: str) -> str:
+    if error_type == "missing_credentials":
+        return "Set ANTHROPIC_API_KEY, or pass execute_agent(client=...) with a configured client."
     if status in (401, 403):
         return "Check ANTHROPIC_API_KEY (or the client's credentials) and the key's permissions."
     if status == 404:

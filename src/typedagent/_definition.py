@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,8 +98,11 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         return self.output.reflection_enabled
 
     def tool_params(self) -> list[ToolParam]:
-        """The exact tool definitions sent to the API: helpers, output, and ``submit`` when reflecting."""
-        return list(self._tool_params)
+        """The exact tool definitions sent to the API: helpers, output, and ``submit`` when reflecting.
+
+        A fresh copy: changing it does not change the agent.
+        """
+        return copy.deepcopy(list(self._tool_params))
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -221,7 +225,8 @@ def define_agent(
             raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
         takes_ctx.append(_positional_arity(validator) >= 2)
 
-    params = [helper.to_param() for helper in helpers_by_name.values()]
+    # Copied once, here: the definition must not change when a caller edits a dict it passed in.
+    params = [copy.deepcopy(helper.to_param()) for helper in helpers_by_name.values()]
     params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())

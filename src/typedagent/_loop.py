@@ -55,7 +55,7 @@ from ._results import (
     TokenUsage,
 )
 from ._tools import InvalidToolInput, call_maybe_async, render_result, truncate
-from ._validation import Verdict, parse_candidate, validate_candidate
+from ._validation import ValidatorCrash, Verdict, parse_candidate, validate_candidate
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, Message, MessageParam
@@ -131,6 +131,7 @@ class _Run:
     iteration: int = 0
     attempt_tokens: TokenUsage = field(default_factory=TokenUsage)
     candidate: dict[str, Any] | None = None
+    schema_problems: tuple[str, ...] = ()
     last_output: dict[str, Any] | None = None
     records: list[AttemptRecord] = field(default_factory=list)
     callback_errors: list[CallbackError] = field(default_factory=list)
@@ -141,6 +142,7 @@ class _Run:
         end = _AttemptEnd(AttemptOutcome.SUCCESS)
         for attempt in range(1, self.agent.validation.max_attempts + 1):
             self.attempt, self.iteration, self.attempt_tokens, self.candidate = attempt, 0, TokenUsage(), None
+            self.schema_problems = ()
             if self.guard.aborted():
                 return self._failure(self._cancelled("attempt"))
             await self._fire(
@@ -243,7 +245,6 @@ class _Run:
         return _AttemptEnd(AttemptOutcome.INVALID_RESPONSE, problems=(feedback,))
 
     async def _run_tools(self, tool_uses: list[Any]) -> _AttemptEnd | None:
-        agent = self.agent
         replies = [_Reply(block, self._kind(block.name)) for block in tool_uses]
         for reply in replies:
             block = reply.block
@@ -259,34 +260,13 @@ class _Run:
             await self._answer(replies, "not run: the execution stopped while tools were running.")
             return _AttemptEnd(_outcome_of(interrupted), failure=self._interrupted(interrupted, "tool"))
 
-        outputs = [r for r in replies if r.kind == "output"]
-        submits = [r for r in replies if r.kind == "submit"]
-        if agent.reflection_enabled:
-            for reply in outputs:
-                await self._reflect(reply)
-            if not submits:
-                await self._send(replies)
-                return None
-            judged = submits[-1]
-            for reply in submits[:-1]:
-                reply.content = "Submit received; the last submit call of this response is the one validated."
-            if self.candidate is None:
-                problem = (
-                    f"Nothing to submit: call {agent.output.name!r} with your output first "
-                    "(it must pass the schema), then call submit."
-                )
-                judged.content, judged.is_error = f"Error: {problem}", True
-                await self._send(replies)
-                return _AttemptEnd(AttemptOutcome.SUBMIT_BEFORE_OUTPUT, problems=(problem,))
-        else:
-            if not outputs:
-                await self._send(replies)
-                return None
-            judged = outputs[-1]
-            for reply in outputs[:-1]:
-                reply.content = f"Superseded: only the last {agent.output.name!r} call of a response is validated."
-            self.candidate = self.last_output = dict(judged.block.input)
-        return await self._judge(replies, judged)
+        try:
+            end = await self.guard.run(self._handle_outputs(replies))
+        except Interrupted as interrupted:
+            await self._answer(replies, "not run: the execution stopped while the output was being checked.")
+            return _AttemptEnd(_outcome_of(interrupted), failure=self._interrupted(interrupted, "tool"))
+        await self._send(replies)
+        return end
 
     async def _run_helpers(self, replies: list[_Reply]) -> None:
         if not replies:
@@ -322,17 +302,58 @@ class _Run:
         reply.duration_ms = (time.perf_counter() - started) * 1000
         reply.done = True
 
-    async def _reflect(self, reply: _Reply) -> None:
+    async def _handle_outputs(self, replies: list[_Reply]) -> _AttemptEnd | None:
+        """Preview, pick and validate the output candidate; fill in every output/submit reply.
+
+        Only decides: the caller sends the replies, so an interruption here never leaves half a turn.
+        """
+        agent = self.agent
+        outputs = [r for r in replies if r.kind == "output"]
+        submits = [r for r in replies if r.kind == "submit"]
+        if agent.reflection_enabled:
+            for reply in outputs:
+                crash = await self._reflect(reply)
+                if crash is not None:
+                    return self._validator_crash(replies, reply, crash)
+            if not submits:
+                return None
+            judged = submits[-1]
+            for reply in submits[:-1]:
+                reply.content, reply.done = (
+                    "Submit received; the last submit call of this response is the one validated.",
+                    True,
+                )
+            if self.candidate is None:
+                problem = (
+                    f"Nothing to submit: call {agent.output.name!r} with your output first "
+                    "(it must pass the schema), then call submit."
+                )
+                judged.content, judged.is_error, judged.done = f"Error: {problem}", True, True
+                return _AttemptEnd(AttemptOutcome.SUBMIT_BEFORE_OUTPUT, problems=(problem, *self.schema_problems))
+        else:
+            if not outputs:
+                return None
+            judged = outputs[-1]
+            for reply in outputs[:-1]:
+                reply.content = f"Superseded: only the last {agent.output.name!r} call of a response is validated."
+                reply.done = True
+            self.candidate = self.last_output = dict(judged.block.input)
+        return await self._judge(replies, judged)
+
+    async def _reflect(self, reply: _Reply) -> ValidatorCrash | None:
         """Reflection mode: parse the output call; a valid one becomes the candidate and is previewed."""
         started = time.perf_counter()
         raw = dict(reply.block.input)
         self.last_output = raw
         parsed = parse_candidate(self.agent.output.schema, raw)
+        if parsed.crash is not None:
+            return parsed.crash
         if parsed.output is None:
+            self.schema_problems = parsed.problems
             reply.content = _rejection(self.agent, parsed.problems, early=True)
             reply.is_error = True
         else:
-            self.candidate = raw
+            self.candidate, self.schema_problems = raw, ()
             handler = self.agent.output.reflection_handler
             try:
                 preview = await call_maybe_async(handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
@@ -345,9 +366,11 @@ class _Run:
                 reply.content = truncate(reply.content, self.agent.max_tool_result_chars)
                 reply.is_error = True
         reply.duration_ms = (time.perf_counter() - started) * 1000
+        reply.done = True
+        return None
 
     async def _judge(self, replies: list[_Reply], judged: _Reply) -> _AttemptEnd:
-        """Validate the candidate; the call that handed it over is answered with the verdict."""
+        """Validate the candidate; the call that handed it over carries the verdict."""
         assert self.candidate is not None
         agent = self.agent
         started = time.perf_counter()
@@ -355,28 +378,35 @@ class _Run:
             agent.output.schema, agent.validators, agent._validator_takes_ctx, self.candidate, self._context()
         )
         judged.duration_ms += (time.perf_counter() - started) * 1000
+        judged.done = True
         if verdict.crash is not None:
-            crash = verdict.crash
-            judged.content = "Error: the output could not be validated (a validator crashed)."
-            judged.is_error = True
-            await self._send(replies)
-            return self._fatal(
-                AgentErrorCode.VALIDATOR_ERROR,
-                f"Validator {crash.validator!r} raised {type(crash.error).__name__}: {_describe(crash.error)}. "
-                "Validators reject an output by raising OutputRejected; anything else is a bug in the validator. "
-                "Fix it and run again.",
-                ValidatorErrorContext(
-                    validator=crash.validator, error_type=type(crash.error).__name__, attempt=self.attempt
-                ),
-                cause=crash.error,
-            )
+            return self._validator_crash(replies, judged, verdict.crash)
         if verdict.output is None:
             judged.content, judged.is_error = _rejection(agent, verdict.problems, early=False), True
-            await self._send(replies)
             return _AttemptEnd(AttemptOutcome.VALIDATION_FAILED, problems=verdict.problems)
         judged.content = ACCEPTED
-        await self._send(replies)
         return _AttemptEnd(AttemptOutcome.SUCCESS, output=verdict.output)
+
+    def _validator_crash(self, replies: list[_Reply], judged: _Reply, crash: ValidatorCrash) -> _AttemptEnd:
+        """A validator (or the output model's own validation code) raised: fail at once, answering every call."""
+        judged.content, judged.is_error, judged.done = (
+            "Error: the output could not be validated (a validator crashed).",
+            True,
+            True,
+        )
+        for reply in replies:
+            if not reply.done:
+                reply.content, reply.is_error = "Error: not run: the output could not be validated.", True
+        return self._fatal(
+            AgentErrorCode.VALIDATOR_ERROR,
+            f"Validator {crash.validator!r} raised {type(crash.error).__name__}: {_describe(crash.error)}. "
+            "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
+            "anything else is a bug in the validator. Fix it and run again.",
+            ValidatorErrorContext(
+                validator=crash.validator, error_type=type(crash.error).__name__, attempt=self.attempt
+            ),
+            cause=crash.error,
+        )
 
     # -- conversation --------------------------------------------------------------------------
 
@@ -453,7 +483,7 @@ class _Run:
             "model": agent.model,
             "max_tokens": agent.max_tokens,
             "system": build_system_prompt(agent, self._context()),
-            "tools": agent.tool_params(),
+            "tools": list(agent._tool_params),  # frozen at definition time; clients do not mutate params
             "tool_choice": {"type": "auto" if _thinking_on(agent.model_settings) else "any"},
             "messages": self.messages,
             **agent.model_settings,
@@ -644,8 +674,9 @@ def _check_arguments(
         raise TypeError(f"execute_agent() needs an AgentDefinition from define_agent(), got {type(agent).__name__}.")
     if not isinstance(prompt, str) and not (isinstance(prompt, Sequence) and all(isinstance(b, dict) for b in prompt)):
         raise TypeError("prompt must be a str or a list of Messages API content blocks (dicts).")
-    if isinstance(prompt, str) and not prompt.strip() and not history:
-        raise TypeError("prompt is empty: give the model something to work on.")
+    empty = not prompt.strip() if isinstance(prompt, str) else not prompt
+    if empty and not history:
+        raise TypeError("prompt is empty: give the model something to work on (or pass message_history).")
     if agent.deps_type is not None and deps is MISSING:
         raise TypeError(
             f"Agent {agent.name!r} declares deps_type={agent.deps_type.__name__}: pass execute_agent(..., deps=...)."

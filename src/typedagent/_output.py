@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, cast
@@ -93,5 +94,5 @@ class OutputTool(Generic[OutputT]):
         return self.reflection_handler is not None
 
     def to_param(self) -> ToolParam:
-        """The definition sent to the API."""
-        return self._param
+        """The definition sent to the API (a fresh copy)."""
+        return copy.deepcopy(self._param)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import re
@@ -77,6 +78,8 @@ class HelperTool:
             )
         if not callable(self.handler):
             raise AgentDefinitionError(f"HelperTool {definition.get('name')!r}: handler must be callable.")
+        # Keep a private copy: editing the caller's dict later must not rename or reshape the tool.
+        object.__setattr__(self, "definition", copy.deepcopy(definition))
         check_timeout(self.timeout_s, str(definition.get("name")))
 
     @property
@@ -85,8 +88,8 @@ class HelperTool:
         return self.definition["name"]
 
     def to_param(self) -> ToolParam:
-        """The definition sent to the API."""
-        return self.definition
+        """The definition sent to the API (a fresh copy)."""
+        return copy.deepcopy(self.definition)
 
     async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
         """Run the handler on the model's input."""
@@ -133,7 +136,7 @@ class Tool(Generic[DepsT_contra, P, R]):
 
     def to_param(self) -> ToolParam:
         """The definition sent to the API."""
-        param: dict[str, Any] = {"name": self.name, "input_schema": self.input_schema}
+        param: dict[str, Any] = {"name": self.name, "input_schema": copy.deepcopy(self.input_schema)}
         if self.description:
             param["description"] = self.description
         return typing.cast("ToolParam", param)

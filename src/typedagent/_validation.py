@@ -33,11 +33,17 @@ class Verdict:
 
 
 def parse_candidate(schema: type[pydantic.BaseModel], raw: dict[str, Any]) -> Verdict:
-    """Schema validation only: ``model_validate`` of the tool input."""
+    """Schema validation only: ``model_validate`` of the tool input.
+
+    pydantic turns ``ValueError``/``AssertionError`` from the model's own validators into validation
+    errors and lets anything else through: that is a bug in the model's code, reported as a crash.
+    """
     try:
         return Verdict(schema.model_validate(raw), ())
     except pydantic.ValidationError as exc:
         return Verdict(None, tuple(validation_error_lines(exc)))
+    except Exception as exc:
+        return Verdict(None, (), ValidatorCrash(f"{schema.__qualname__}.model_validate", exc))
 
 
 async def validate_candidate(
@@ -52,7 +58,7 @@ async def validate_candidate(
     Sync validators run in a worker thread, async ones on the loop.
     """
     parsed = parse_candidate(schema, raw)
-    if parsed.output is None:
+    if parsed.output is None:  # schema problems, or a crash inside the model's own validators
         return parsed
     problems: list[str] = []
     for validator, with_ctx in zip(validators, takes_ctx, strict=True):
