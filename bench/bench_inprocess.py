@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -75,6 +76,7 @@ def pydantic_ai_runner(*, reflection: bool) -> Callable[[], Awaitable[Any]]:
 
 
 async def per_run(run: Callable[[], Awaitable[Any]], runs: int) -> float:
+    gc.collect()  # every sample starts from the same heap: no client inherits another's garbage
     started = time.perf_counter()
     for _ in range(runs):
         await run()

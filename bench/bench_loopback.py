@@ -9,13 +9,14 @@ Clients: the raw ``AsyncAnthropic`` loop (baseline), typedagent, pydantic-ai's `
 each on the SDK's default httpx2 transport and on its aiohttp transport
 (``anthropic.DefaultAioHttpClient``, the ``typedagent[aiohttp]`` extra).
 
-    .venv/bin/python bench/bench_loopback.py [--rounds 25] [--runs 10]
+    .venv/bin/python bench/bench_loopback.py [--rounds 25] [--runs 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
@@ -51,6 +52,13 @@ class Sample(NamedTuple):
     """Median wall seconds per run."""
     paired: float
     """Median over rounds of this client's figure / the raw loop's (same transport, same round)."""
+    of_medians: float
+    """This client's median / the raw loop's median (same transport)."""
+
+    @property
+    def worst(self) -> float:
+        """The target is judged on the less favourable of the two ratios."""
+        return max(self.paired, self.of_medians)
 
 
 OPEN_CLIENTS: list[Any] = []
@@ -126,6 +134,7 @@ async def runners(urls: dict[str, str], *, reflection: bool) -> dict[tuple[str, 
 
 async def per_run(run: Runner, runs: int) -> tuple[float, float]:
     """(CPU seconds, wall seconds) per run."""
+    gc.collect()  # every sample starts from the same heap: no client inherits another's garbage
     cpu, wall = time.process_time(), time.perf_counter()
     for _ in range(runs):
         await run()
@@ -152,7 +161,8 @@ async def measure(urls: dict[str, str], rounds: int, runs: int, *, reflection: b
         # most), so load from other processes on the machine cancels out instead of skewing one client.
         raw = cpu["raw SDK loop", transport]
         paired = median([mine / theirs for mine, theirs in zip(cpu[client, transport], raw, strict=True)])
-        samples[client, transport] = Sample(median(cpu[client, transport]), median(wall[client, transport]), paired)
+        mine = median(cpu[client, transport])
+        samples[client, transport] = Sample(mine, median(wall[client, transport]), paired, mine / median(raw))
     return samples
 
 
@@ -161,7 +171,7 @@ def table_rows(samples: dict[Any, Sample], scenario: str) -> list[list[str]]:
     rows = []
     for (client, transport), sample in samples.items():
         if client == "typedagent":
-            target = f"≤ {TARGET}x {verdict(sample.paired, TARGET)}"
+            target = f"≤ {TARGET}x {verdict(sample.worst, TARGET)}"
         else:
             target = "baseline" if (client, transport) == ("raw SDK loop", "httpx2") else "-"
         rows.append(
@@ -170,7 +180,7 @@ def table_rows(samples: dict[Any, Sample], scenario: str) -> list[list[str]]:
                 client,
                 transport,
                 fmt_us(sample.cpu),
-                f"{sample.paired:.2f}x",
+                f"{sample.of_medians:.2f}x / {sample.paired:.2f}x",
                 ratio(sample.cpu, floor),
                 fmt_ms(sample.wall),
                 target,
@@ -191,7 +201,7 @@ async def main_async(rounds: int, runs: int) -> list[list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25)
-    parser.add_argument("--runs", type=int, default=10, help="runs per client per round")
+    parser.add_argument("--runs", type=int, default=20, help="runs per client per round")
     args = parser.parse_args()
     print(f"Machine: {machine()}")
     rows = asyncio.run(main_async(args.rounds, args.runs))
@@ -202,7 +212,7 @@ def main() -> None:
             "client",
             "transport",
             "CPU per run",
-            "vs raw, same transport (paired)",
+            "vs raw, same transport (medians / paired)",
             "vs raw httpx2",
             "wall per run",
             "target",
