@@ -14,7 +14,7 @@ execution's first HTTP response is held back at the client's transport), (2) ins
 bare SDK calls (``client.messages.create`` with the same request, no typedagent) separates the
 SDK's own cost per request.
 
-    .venv/bin/python bench/bench_load.py [--count 1000] [--no-aiohttp]
+    .venv/bin/python bench/bench_load.py [--count 1000] [--rounds 3] [--no-aiohttp] [--memory-only]
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import anthropic
 import httpx2
-from _common import fmt_ms, machine, print_table
+from _common import fmt_ms, machine, median, print_table
 from pydantic import BaseModel
 
 from typedagent import AgentDefinition, OutputTool, RunContext, TokenUsage, define_agent, execute_agent, tool
@@ -124,11 +124,13 @@ def make_agent(tool_gate: Gate | None) -> AgentDefinition[Ticket, int]:
     )
 
 
-def make_client(base_url: str, transport: str, gate: Gate | None = None) -> anthropic.AsyncAnthropic:
+def make_client(
+    base_url: str, transport: str, gate: Gate | None = None, timeout: httpx2.Timeout = anthropic.DEFAULT_TIMEOUT
+) -> anthropic.AsyncAnthropic:
     if transport == "aiohttp":
         http: Any = anthropic.DefaultAioHttpClient()
     else:
-        http = httpx2.AsyncClient(transport=HoldingTransport(gate), timeout=anthropic.DEFAULT_TIMEOUT)
+        http = httpx2.AsyncClient(transport=HoldingTransport(gate), timeout=timeout)
     return anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, http_client=http, max_retries=2)
 
 
@@ -175,7 +177,14 @@ async def raw_loop(client: anthropic.AsyncAnthropic, request: dict[str, Any], i:
         messages.append({"role": "user", "content": results})
 
 
-async def throughput(base_url: str, client_kind: str, transport: str, count: int) -> list[str]:
+class Batch(NamedTuple):
+    wall: float
+    cpu: float
+    correct: int
+
+
+async def batch(base_url: str, client_kind: str, transport: str, count: int) -> Batch:
+    """``count`` executions started together on a fresh shared client: wall, client CPU, correct results."""
     client = make_client(base_url, transport)
     agent = make_agent(None)
     request = await typedagent_request()
@@ -191,17 +200,33 @@ async def throughput(base_url: str, client_kind: str, transport: str, count: int
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     await client.close()
     raw = client_kind == "raw SDK loop"
-    good = sum(result.owner == "ana" for result in results) if raw else check(list(results))
-    return [
-        client_kind,
-        transport,
-        f"{count:,}",
-        fmt_ms(wall),
-        f"{count / wall:,.0f}/s",
-        fmt_ms(cpu),
-        f"{cpu / count * 1e3:.2f} ms",
-        f"{good:,} / {count:,}",
-    ]
+    return Batch(wall, cpu, sum(result.owner == "ana" for result in results) if raw else check(list(results)))
+
+
+async def throughput(base_url: str, transports: list[str], count: int, rounds: int) -> list[list[str]]:
+    """Every (client, transport) in alternation, round after round (order reversed each round); medians."""
+    order = [(kind, transport) for transport in transports for kind in ("raw SDK loop", "typedagent")]
+    batches: dict[tuple[str, str], list[Batch]] = {key: [] for key in order}
+    for _ in range(rounds):
+        for kind, transport in order:
+            batches[kind, transport].append(await batch(base_url, kind, transport, count))
+        order.reverse()
+    rows = []
+    for (kind, transport), runs in batches.items():
+        wall, cpu = median([run.wall for run in runs]), median([run.cpu for run in runs])
+        correct = min(run.correct for run in runs)
+        rows.append(
+            [
+                kind,
+                transport,
+                fmt_ms(wall),
+                f"{count / wall:,.0f}/s",
+                fmt_ms(cpu),
+                f"{cpu / count * 1e3:.2f} ms",
+                f"{correct:,} / {count:,} in every round",
+            ]
+        )
+    return rows
 
 
 def rss_bytes() -> int:
@@ -230,7 +255,8 @@ async def in_flight(count: int, gate: Gate, start: Callable[[int], Awaitable[Any
     gate.release.set()
     results = await asyncio.gather(*tasks)
     if start.__name__ != "bare":
-        assert check(list(results)) == count, "an execution returned a wrong result"
+        failed = [result.error for result in results if not result.ok]
+        assert check(list(results)) == count, f"{count - check(list(results))} wrong results, e.g. {failed[:1]}"
     return grown / count
 
 
@@ -244,7 +270,10 @@ async def measure_state(base_url: str, count: int, state: str, measure: str) -> 
     if measure == "heap":
         tracemalloc.start()
     gate = Gate(count)
-    client = make_client(base_url, "httpx2", gate if state in ("bare", "api") else None)
+    # tracemalloc slows the client about threefold: with 1,000 connections opening at once, the SDK's
+    # 5 s connect timeout would expire on the busy event loop (not on the server), so allow more.
+    slow = httpx2.Timeout(600, connect=120)
+    client = make_client(base_url, "httpx2", gate if state in ("bare", "api") else None, slow)
     if state == "tool":
         agent = make_agent(gate)
 
@@ -285,28 +314,14 @@ def memory(base_url: str, count: int) -> list[list[str]]:
     return rows
 
 
-async def main_async(count: int, transports: list[str]) -> None:
+async def main_async(count: int, transports: list[str], rounds: int) -> None:
     with FakeAnthropicServerProcess(SCRIPT, per_conversation=True) as server:
-        rows = [
-            await throughput(server.base_url, kind, transport, count)
-            for transport in transports
-            for kind in ("raw SDK loop", "typedagent")
-        ]
-        if rows:
+        if transports:
             print_table(
-                f"{count:,} concurrent executions on one event loop and one client "
-                f"({CALLS} API calls + 1 retried 529 = {HTTP_REQUESTS} HTTP requests each; server in its own process)",
-                [
-                    "client",
-                    "transport",
-                    "executions",
-                    "wall",
-                    "throughput",
-                    "client CPU",
-                    "CPU / execution",
-                    "correct",
-                ],
-                rows,
+                f"{count:,} concurrent executions on one event loop and one client ({CALLS} API calls + 1 retried "
+                f"529 = {HTTP_REQUESTS} HTTP requests each; server in its own process; median of {rounds} rounds)",
+                ["client", "transport", "wall", "throughput", "client CPU", "CPU / execution", "correct"],
+                await throughput(server.base_url, transports, count, rounds),
             )
         memory_rows = await asyncio.to_thread(memory, server.base_url, count)
         print_table(
@@ -320,6 +335,7 @@ async def main_async(count: int, transports: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1_000)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-aiohttp", action="store_true", help="measure the default httpx2 transport only")
     parser.add_argument("--memory-only", action="store_true", help="skip the throughput table")
     parser.add_argument("--child", nargs=3, metavar=("STATE", "MEASURE", "BASE_URL"), help=argparse.SUPPRESS)
@@ -330,7 +346,7 @@ def main() -> None:
         return
     print(f"Machine: {machine()}")
     transports = [] if args.memory_only else ["httpx2"] if args.no_aiohttp else ["httpx2", "aiohttp"]
-    asyncio.run(main_async(args.count, transports))
+    asyncio.run(main_async(args.count, transports, args.rounds))
 
 
 if __name__ == "__main__":
