@@ -5,7 +5,7 @@ script, 50 ms added to every response). The ideal wall time is 4 x 50 ms = 200 m
 machine every client is CPU-bound long before that, so the raw SDK loop on the same transport is
 the reference. Clients alternate, round after round; medians.
 
-    .venv/bin/python bench/bench_concurrency.py [--rounds 7] [--concurrency 200]
+    .venv/bin/python bench/bench_concurrency.py [--rounds 9] [--concurrency 200]
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ async def measure(rounds: int, concurrency: int) -> dict[Any, Sample]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--concurrency", type=int, default=200)
     args = parser.parse_args()
     print(f"Machine: {machine()}")
