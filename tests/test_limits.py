@@ -368,3 +368,26 @@ async def test_abort_interrupts_tools_within_100ms() -> None:
     assert time.monotonic() - set_at < 0.1
     assert not result.ok
     assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
+
+
+async def test_abort_threading_event_shared_by_many_executions() -> None:
+    """Many executions waiting on one threading.Event share one poller; setting it cancels them all."""
+    from typedagent._limits import _BRIDGES
+
+    stop = threading.Event()
+    clients = [HangingClient([], hang_on=1) for _ in range(50)]
+    tasks = [
+        asyncio.create_task(execute_agent(triage_agent(), "x", client=client, abort_event=stop)) for client in clients
+    ]
+    for client in clients:
+        await asyncio.wait_for(client.started.wait(), 5)
+    await asyncio.sleep(0)
+    [bridge] = _BRIDGES[stop].values()
+    assert bridge.waiters == 50
+    set_at = time.monotonic()
+    stop.set()
+    results = await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    assert time.monotonic() - set_at < 0.1
+    assert {r.error.code for r in results if not r.ok} == {AgentErrorCode.EXECUTION_CANCELLED}
+    assert all(not r.ok for r in results)
+    assert _BRIDGES.get(stop, {}) == {}

@@ -65,6 +65,10 @@ class MalformedResponse(Exception):
     """The client returned something the loop cannot read as an ``anthropic.types.Message``."""
 
 
+_COUNTERS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_COUNTER_TYPES = (int, type(None))
+
+
 def check_response(response: object) -> Message:
     """Return ``response`` if it has the shape of a Message, else raise ``MalformedResponse``.
 
@@ -96,8 +100,7 @@ def check_response(response: object) -> Message:
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise MalformedResponse(f"the response's stop_reason is a {type(stop_reason).__name__}, not a string.")
     usage = getattr(response, "usage", None)
-    counters = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    if usage is not None and not all(isinstance(getattr(usage, name, None), int | None) for name in counters):
+    if usage is not None and not all(isinstance(getattr(usage, name, None), _COUNTER_TYPES) for name in _COUNTERS):
         raise MalformedResponse("the response's usage counters are not integers.")
     return cast("Message", response)
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
@@ -98,9 +99,55 @@ class Guard:
         if isinstance(event, asyncio.Event):
             await event.wait()
             return
-        # A threading.Event cannot be awaited; polling it keeps the promise without a thread per execution.
-        while event is not None and not event.is_set():  # noqa: ASYNC110
+        if event is not None:
+            await _ThreadEventBridge.get(event).wait()
+
+
+class _ThreadEventBridge:
+    """Mirrors one ``threading.Event`` into an ``asyncio.Event`` of the running loop.
+
+    A threading.Event cannot be awaited. One poller per event and loop, shared by every execution
+    waiting on it, keeps the 100 ms promise without a thread per execution and without each of a
+    thousand in-flight executions polling on its own.
+    """
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+        self.mirror = asyncio.Event()
+        self.waiters = 0
+        self.poller: asyncio.Task[None] | None = None
+
+    @classmethod
+    def get(cls, event: threading.Event) -> _ThreadEventBridge:
+        per_loop = _BRIDGES.setdefault(event, {})
+        loop = asyncio.get_running_loop()
+        bridge = per_loop.get(loop)
+        if bridge is None:
+            bridge = per_loop[loop] = cls(event)
+        return bridge
+
+    async def wait(self) -> None:
+        self.waiters += 1
+        if self.poller is None:
+            self.poller = asyncio.ensure_future(self._poll())
+        try:
+            await self.mirror.wait()
+        finally:
+            self.waiters -= 1
+            if not self.waiters:
+                # Nobody is waiting: stop polling and forget this bridge (the next wait starts afresh).
+                self.poller.cancel()
+                _BRIDGES.get(self.event, {}).pop(asyncio.get_running_loop(), None)
+
+    async def _poll(self) -> None:
+        while not self.event.is_set():  # noqa: ASYNC110 - the event is a thread's, it cannot be awaited
             await asyncio.sleep(POLL_S)
+        self.mirror.set()
+
+
+_BRIDGES: weakref.WeakKeyDictionary[threading.Event, dict[asyncio.AbstractEventLoop, _ThreadEventBridge]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class Overran(Exception):
