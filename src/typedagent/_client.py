@@ -118,7 +118,7 @@ def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None,
     if sdk is not None and isinstance(exc, sdk.APIStatusError):
         status_error = cast("APIStatusError", exc)  # pyright cannot narrow on a class looked up at run time
         status, request_id = status_error.status_code, status_error.request_id
-        error_type = status_error.type or _STATUS_TYPES.get(status, "api_error")
+        error_type = status_error.type or STATUS_TYPES.get(status, "api_error")
     elif sdk is not None and isinstance(exc, sdk.APITimeoutError):
         error_type = "timeout_error"
     elif sdk is not None and isinstance(exc, sdk.APIConnectionError):
@@ -136,7 +136,7 @@ def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None,
     return status, error_type, request_id, _advice(status, error_type)
 
 
-_STATUS_TYPES = {
+STATUS_TYPES: dict[int, str] = {
     400: "invalid_request_error",
     401: "authentication_error",
     402: "billing_error",

@@ -12,6 +12,8 @@ from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
 
+from .._client import STATUS_TYPES
+
 __all__ = [
     "ApiErrorSpec",
     "Block",
@@ -93,7 +95,7 @@ class ApiErrorSpec:
         """The error body's ``type``: the one given, else the API's type for the status."""
         if self.error_type:
             return self.error_type
-        return _ERROR_TYPES.get(self.status, "api_error") if isinstance(self.status, int) else "api_error"
+        return STATUS_TYPES.get(self.status, "api_error") if isinstance(self.status, int) else "api_error"
 
     def to_exception(self) -> Exception:
         """Build the exception the real SDK would raise."""
@@ -132,20 +134,6 @@ class MalformedBody:
 ScriptItem: TypeAlias = ScriptedResponse | Block | ApiErrorSpec | Delayed | MalformedBody | str
 """What a script holds: a response, a single block (a one-block response), plain text, an error, a
 delayed item or a malformed body."""
-
-_ERROR_TYPES: Mapping[int | str, str] = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    402: "billing_error",
-    403: "permission_error",
-    404: "not_found_error",
-    408: "request_timeout_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    504: "timeout_error",
-    529: "overloaded_error",
-}
 
 
 def _status_class(anthropic: Any, status: int) -> Any:
