@@ -6,6 +6,7 @@ import dataclasses
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -392,9 +393,12 @@ def test_demo_reports_failures_and_missing_examples(
     lost = Streams()
     assert lost("demo") == 2
     assert lost.err.getvalue() == (
-        "typedagent demo: error: cannot find the bundled examples (they ship with the source checkout, in "
-        "examples/): run typedagent from a checkout, or pass --examples DIR\n"
+        "typedagent demo: error: cannot find the bundled examples (examples/ of the source checkout, or "
+        "typedagent/_examples in a wheel): reinstall typedagent, or pass --examples DIR\n"
     )
+    shipped = tmp_path / "site" / "typedagent" / "_examples"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", shipped)
+    assert _demo.examples_dir() == shipped
 
 
 async def test_progress_json_events_for_a_failed_run() -> None:

@@ -56,13 +56,17 @@ class Example:
 
 
 def examples_dir() -> Path:
-    """The bundled examples: ``examples/`` of the source checkout the package runs from (``src/`` layout)."""
-    candidate = Path(typedagent.__file__).resolve().parent.parent.parent / "examples"
-    if candidate.is_dir():
-        return candidate
+    """The bundled examples: ``examples/`` of a source checkout, else the copy a wheel ships.
+
+    The checkout comes first so an editable install always runs the examples as they are edited.
+    """
+    package = Path(typedagent.__file__).resolve().parent
+    for candidate in (package.parent.parent / "examples", package / "_examples"):
+        if candidate.is_dir():
+            return candidate
     raise UsageError(
-        "cannot find the bundled examples (they ship with the source checkout, in examples/): run typedagent from "
-        "a checkout, or pass --examples DIR"
+        "cannot find the bundled examples (examples/ of the source checkout, or typedagent/_examples in a wheel): "
+        "reinstall typedagent, or pass --examples DIR"
     )
 
 
