@@ -66,14 +66,6 @@ OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
 DepsT = TypeVar("DepsT")
 
 ACCEPTED: Final = "Output accepted."
-RECOVERABLE: Final = frozenset(
-    {
-        AttemptOutcome.VALIDATION_FAILED,
-        AttemptOutcome.INVALID_RESPONSE,
-        AttemptOutcome.SUBMIT_BEFORE_OUTPUT,
-        AttemptOutcome.MAX_TOKENS,
-    }
-)
 
 
 class _Missing:
@@ -288,7 +280,7 @@ class _Run:
         try:
             call = helper.invoke(block.input, self._context())
             value = await (call if helper.timeout_s is None else within(call, helper.timeout_s))
-            reply.content = truncate(render_result(value), self.agent.max_tool_result_chars)
+            reply.content = render_result(value)
         except InvalidToolInput as exc:
             reply.content, reply.is_error = f"Error: {exc}", True
         except Overran:
@@ -296,9 +288,6 @@ class _Run:
             reply.is_error = True
         except Exception as exc:
             reply.content, reply.is_error = f"Error: {_describe(exc)}", True
-        if reply.is_error:
-            # Error text comes from user code too (exception messages), so it is capped like any result.
-            reply.content = truncate(reply.content, self.agent.max_tool_result_chars)
         reply.duration_ms = (time.perf_counter() - started) * 1000
         reply.done = True
 
@@ -357,13 +346,12 @@ class _Run:
             handler = self.agent.output.reflection_handler
             try:
                 preview = await call_maybe_async(handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-                reply.content = truncate(str(preview), self.agent.max_tool_result_chars)
+                reply.content = str(preview)
             except Exception as exc:
                 reply.content = (
                     f"Error: the reflection handler failed ({_describe(exc)}). Your output was kept as the "
                     "candidate; call submit to have it validated, or call the output tool again to change it."
                 )
-                reply.content = truncate(reply.content, self.agent.max_tool_result_chars)
                 reply.is_error = True
         reply.duration_ms = (time.perf_counter() - started) * 1000
         reply.done = True
@@ -427,7 +415,14 @@ class _Run:
             self.messages.append({"role": "assistant", "content": content})
 
     async def _send(self, replies: list[_Reply]) -> None:
-        """Answer every tool_use of the response in one user message, in block order."""
+        """Answer every tool_use of the response in one user message, in block order.
+
+        Every result is capped here, in one place: results, previews and error texts (which carry
+        exception messages from user code) alike.
+        """
+        limit = self.agent.max_tool_result_chars
+        for reply in replies:
+            reply.content = truncate(reply.content, limit)
         self.messages.append({"role": "user", "content": [reply.param() for reply in replies]})
         for reply in replies:
             block = reply.block
