@@ -25,32 +25,29 @@ from typedagent import (
     execute_agent,
     tool,
 )
-from typedagent.testing import ScriptedClient, output_call, response, submit_call, tool_call, usage
+from typedagent.testing import FunctionClient, ScriptedClient, output_call, response, submit_call, tool_call, usage
 
 
-class HangingClient(ScriptedClient):
-    """Serves the script, but the request number ``hang_on`` never answers."""
+class HangingClient(FunctionClient):
+    """Answers from ``script`` in order, but request number ``hang_on`` never answers."""
 
     def __init__(self, script: list[Any], hang_on: int) -> None:
-        super().__init__(script)
+        super().__init__(self._answer)
+        self.script = script
         self.hang_on = hang_on
         self.started = asyncio.Event()
         self.cancelled = False
-        outer = self
 
-        class _Messages:
-            async def create(self, **params: Any) -> Any:
-                if len(outer.requests) + 1 == outer.hang_on:
-                    outer.requests.append(params)
-                    outer.started.set()
-                    try:
-                        await asyncio.sleep(3600)
-                    except asyncio.CancelledError:
-                        outer.cancelled = True
-                        raise
-                return outer._serve(params)
-
-        self.messages = _Messages()  # type: ignore[assignment]
+    async def _answer(self, request: dict[str, Any]) -> Any:
+        call = len(self.requests)
+        if call == self.hang_on:
+            self.started.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                self.cancelled = True
+                raise
+        return self.script[call - 1]
 
 
 @tool

@@ -249,14 +249,6 @@ async def test_scripted_client_add_extends_the_script() -> None:
     assert_valid_conversation(result)
 
 
-def test_scripted_client_sync_serve_for_wrappers() -> None:
-    """``_serve`` (used by subclasses that wrap ``create``) records and answers at once, skipping pauses."""
-    client = ScriptedClient([delay(3600, "hello")])
-    message = client._serve({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
-    assert message.content[0].type == "text"
-    assert client.requests == [{"model": "m", "messages": [{"role": "user", "content": "hi"}]}]
-
-
 def test_scripted_client_is_not_collected_by_pytest() -> None:
     """The class opts out of pytest collection despite its ``Test``-free but script-like name."""
     assert ScriptedClient.__test__ is False

@@ -71,8 +71,6 @@ class _InProcessClient:
     def _materialize(self, item: ScriptItem | Mapping[str, Any], request: dict[str, Any], call: int) -> Message:
         from anthropic.types import Message
 
-        while isinstance(item, Delayed):
-            item = item.item
         if isinstance(item, ApiErrorSpec):
             raise item.to_exception()
         if isinstance(item, MalformedBody):
@@ -129,11 +127,6 @@ class ScriptedClient(_InProcessClient):
     def remaining(self) -> int:
         """Script items not served yet."""
         return len(self.script) - self._served
-
-    def _serve(self, params: Mapping[str, Any]) -> Message:
-        """Record ``params`` and answer at once, ``delay`` pauses skipped (for subclasses that wrap ``create``)."""
-        request, call = self._record(params)
-        return self._materialize(self._next_item(call), request, call)
 
     async def _respond(self, request: dict[str, Any], call: int) -> Message:
         return await self._serve_item(self._next_item(call), request, call)
