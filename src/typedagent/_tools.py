@@ -126,7 +126,7 @@ class Tool(Generic[DepsT_contra, P, R]):
         schema = self._input_model.model_json_schema()
         schema.pop("title", None)
         self.input_schema: dict[str, Any] = schema
-        dataclasses_update_wrapper(self, fn)
+        copy_function_identity(self, fn)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
@@ -244,7 +244,7 @@ def check_timeout(timeout_s: float | None, name: str) -> float | None:
     return timeout_s
 
 
-def dataclasses_update_wrapper(wrapper: object, fn: object) -> None:
+def copy_function_identity(wrapper: object, fn: object) -> None:
     """Copy the function's name and docs onto the ``Tool`` so it still looks like the function."""
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         value = getattr(fn, attr, None)
