@@ -107,9 +107,10 @@ async def test_abort_interrupts_in_flight_call_within_100ms(event_type: type[Any
     assert result.metadata.tokens.total == 15
 
 
-async def test_abort_during_tool_execution() -> None:
-    """Setting the event while tools run interrupts them; every tool_use is still answered."""
-    stop = asyncio.Event()
+@pytest.mark.parametrize("event_type", [asyncio.Event, threading.Event])
+async def test_abort_during_tool_execution(event_type: type[Any]) -> None:
+    """Setting the event while tools run interrupts them within 100 ms; every tool_use is still answered."""
+    stop = event_type()
     started = asyncio.Event()
 
     @tool
@@ -122,8 +123,10 @@ async def test_abort_during_tool_execution() -> None:
     client = ScriptedClient([response(tool_call("slow"), tool_call("slow"))])
     task = asyncio.create_task(execute_agent(triage_agent(helpers=[slow]), "x", client=client, abort_event=stop))
     await asyncio.wait_for(started.wait(), 5)
+    set_at = time.monotonic()
     stop.set()
-    result = await asyncio.wait_for(task, 1)
+    result = await asyncio.wait_for(task, 5)
+    assert time.monotonic() - set_at < 0.1
     assert_api_valid(result, client)
     assert not result.ok
     assert result.error.context == CancelledContext(phase="tool", attempt=1, iteration=1)
@@ -341,30 +344,6 @@ async def test_abort_interrupts_a_slow_validator_within_100ms() -> None:
     assert_api_valid(result, client)
     assert not result.ok
     assert result.error.context == CancelledContext(phase="tool", attempt=1, iteration=1)
-
-
-async def test_abort_interrupts_tools_within_100ms() -> None:
-    """Setting the abort event during a tool batch returns within 100 ms."""
-    stop = threading.Event()
-    started = asyncio.Event()
-
-    @tool
-    async def hang() -> str:
-        """Hangs."""
-        started.set()
-        await asyncio.sleep(3600)
-        return "never"
-
-    task = asyncio.create_task(
-        execute_agent(triage_agent(helpers=[hang]), "x", client=ScriptedClient([tool_call("hang")]), abort_event=stop)
-    )
-    await asyncio.wait_for(started.wait(), 5)
-    set_at = time.monotonic()
-    stop.set()
-    result = await asyncio.wait_for(task, 5)
-    assert time.monotonic() - set_at < 0.1
-    assert not result.ok
-    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
 
 
 async def test_abort_threading_event_shared_by_many_executions() -> None:
