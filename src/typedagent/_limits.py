@@ -78,19 +78,8 @@ class Guard:
             return await awaitable
         work = asyncio.ensure_future(awaitable)
         watcher = asyncio.ensure_future(self._wait_abort()) if self.abort_event is not None else None
-        waiting = {work} if watcher is None else {work, watcher}
         timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-        try:
-            done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if watcher is not None:
-                watcher.cancel()
-            if not work.done():
-                work.cancel()
-                # Work stuck in a worker thread cannot be stopped; make sure its late outcome is not
-                # reported as "exception never retrieved".
-                work.add_done_callback(_consume)
-        if work in done:
+        if await _settle(work, timeout, watcher):
             return work.result()
         raise Interrupted("abort" if self.aborted() else "timeout")
 
@@ -165,15 +154,28 @@ async def within(awaitable: Awaitable[T], timeout_s: float) -> T:
         Overran: the work had not finished after ``timeout_s`` seconds.
     """
     work = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait({work}, timeout=timeout_s)
-    finally:
-        if not work.done():
-            work.cancel()
-            work.add_done_callback(_consume)
-    if work in done:
+    if await _settle(work, timeout_s):
         return work.result()
     raise Overran
+
+
+async def _settle(work: asyncio.Future[T], wait_s: float | None, watcher: asyncio.Future[None] | None = None) -> bool:
+    """Wait until ``work`` finishes, ``watcher`` fires or ``wait_s`` passes; True when ``work`` finished.
+
+    Unfinished work is cancelled and abandoned, never awaited: work stuck in a worker thread, or a
+    handler that swallows ``CancelledError``, cannot hold the execution up.
+    """
+    waiting: set[asyncio.Future[Any]] = {work} if watcher is None else {work, watcher}
+    try:
+        done, _ = await asyncio.wait(waiting, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        if not work.done():
+            work.cancel()
+            # Its late outcome must not be reported as "exception never retrieved".
+            work.add_done_callback(_consume)
+    return work in done
 
 
 def _consume(task: asyncio.Future[Any]) -> None:
