@@ -38,7 +38,7 @@ from ._errors import (
     ValidatorErrorContext,
 )
 from ._limits import AbortEvent, ExecutionLimits
-from ._loop import execute_agent, execute_agent_sync
+from ._loop import execute_agent
 from ._output import OutputTool
 from ._results import (
     AttemptOutcome,
@@ -50,6 +50,7 @@ from ._results import (
     ExecutionMetadata,
     TokenUsage,
 )
+from ._sync import execute_agent_sync
 from ._tools import Helper, HelperTool, Tool, tool
 
 __version__ = "0.1.0"

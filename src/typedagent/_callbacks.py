@@ -20,6 +20,7 @@ __all__ = [
     "Callback",
     "ExecuteCallbacks",
     "ExecutionState",
+    "Hooks",
     "ModelResponse",
     "ToolCall",
     "ToolKind",
@@ -142,20 +143,54 @@ class ExecuteCallbacks:
     """When an attempt ends without a valid output and feedback goes to the model."""
 
 
-async def invoke_callback(
-    hook: str,
-    callback: Callback[Any] | None,
-    state: ExecutionState,
-    event: object,
-    errors: list[CallbackError],
-) -> None:
-    """Call ``callback(state, event)``; record any exception in ``errors`` instead of raising."""
-    if callback is None:
-        return
-    try:
-        outcome = callback(state, event)
-        if inspect.isawaitable(outcome):
-            await outcome
-    except Exception as exc:
-        name = getattr(callback, "__qualname__", type(callback).__qualname__)
-        errors.append(CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=safe_str(exc)))
+class Hooks:
+    """Dispatches an execution's events to its ``ExecuteCallbacks``, one typed method per hook.
+
+    Each method builds the ``ExecutionState`` snapshot only when a callback is set, calls it, and records
+    anything it raises in ``errors`` instead of raising.
+    """
+
+    __slots__ = ("callbacks", "errors", "snapshot")
+
+    def __init__(self, callbacks: ExecuteCallbacks | None, snapshot: Callable[[], ExecutionState]) -> None:
+        self.callbacks = callbacks
+        self.snapshot = snapshot
+        self.errors: list[CallbackError] = []
+
+    async def attempt_start(self, event: AttemptStart) -> None:
+        """``on_attempt_start``."""
+        if self.callbacks is not None:
+            await self._call("on_attempt_start", self.callbacks.on_attempt_start, event)
+
+    async def model_response(self, event: ModelResponse) -> None:
+        """``on_model_response``."""
+        if self.callbacks is not None:
+            await self._call("on_model_response", self.callbacks.on_model_response, event)
+
+    async def tool_call(self, event: ToolCall) -> None:
+        """``on_tool_call``."""
+        if self.callbacks is not None:
+            await self._call("on_tool_call", self.callbacks.on_tool_call, event)
+
+    async def tool_result(self, event: ToolResult) -> None:
+        """``on_tool_result``."""
+        if self.callbacks is not None:
+            await self._call("on_tool_result", self.callbacks.on_tool_result, event)
+
+    async def validation_failure(self, event: ValidationFailure) -> None:
+        """``on_validation_failure``."""
+        if self.callbacks is not None:
+            await self._call("on_validation_failure", self.callbacks.on_validation_failure, event)
+
+    async def _call(self, hook: str, callback: Callback[Any] | None, event: object) -> None:
+        if callback is None:
+            return
+        try:
+            outcome = callback(self.snapshot(), event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception as exc:
+            name = getattr(callback, "__qualname__", type(callback).__qualname__)
+            self.errors.append(
+                CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=safe_str(exc))
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
@@ -14,12 +15,14 @@ if TYPE_CHECKING:
     from anthropic.types import Message
 
 __all__ = [
+    "ApiFailure",
     "MalformedResponse",
     "MessagesClient",
     "MessagesResource",
     "check_response",
     "close_client",
     "default_client",
+    "describe_api_error",
 ]
 
 
@@ -105,8 +108,19 @@ def check_response(response: object) -> Message:
     return cast("Message", response)
 
 
-def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None, str]:
-    """Map a client exception to ``(status_code, error_type, request_id, advice)``.
+@dataclass(frozen=True, slots=True)
+class ApiFailure:
+    """A model call that raised, mapped to what the API (or the network) said."""
+
+    cause: BaseException
+    status_code: int | None
+    error_type: str
+    request_id: str | None
+    advice: str
+
+
+def describe_api_error(exc: BaseException) -> ApiFailure:
+    """Map a client exception to an ``ApiFailure``: HTTP status, error type, request id and advice.
 
     The one place where SDK exceptions are translated. The SDK is only consulted when it is already
     imported (it must be, if it raised).
@@ -133,7 +147,7 @@ def describe_api_error(exc: BaseException) -> tuple[int | None, str, str | None,
     elif isinstance(exc, MalformedResponse | json.JSONDecodeError):
         # The SDK lets a 200 response whose body is not JSON raise json's own error.
         error_type = "malformed_response"
-    return status, error_type, request_id, _advice(status, error_type)
+    return ApiFailure(exc, status, error_type, request_id, _advice(status, error_type))
 
 
 STATUS_TYPES: dict[int, str] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, overload
@@ -178,6 +178,37 @@ def define_agent(
     Raises:
         AgentDefinitionError: anything invalid, with a message that says how to fix it.
     """
+    _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
+    settings = _checked_settings(model_settings)
+    helpers_by_name = _helpers_by_name(helpers, output)
+    takes_ctx = [_takes_ctx(validator) for validator in validators]
+    return AgentDefinition(
+        name=name,
+        model=model,
+        output=output,
+        instructions=instructions,
+        helpers=tuple(helpers_by_name.values()),
+        validators=tuple(validators),
+        validation=validation if validation is not None else ValidationConfig(),
+        max_tokens=max_tokens,
+        model_settings=MappingProxyType(settings),
+        deps_type=deps_type,
+        prompt_caching=prompt_caching,
+        max_tool_result_chars=max_tool_result_chars,
+        _tool_params=_tool_params(helpers_by_name.values(), output),
+        _helpers_by_name=MappingProxyType(helpers_by_name),
+        _validator_takes_ctx=tuple(takes_ctx),
+    )
+
+
+def _check_fields(
+    name: object,
+    model: object,
+    output: object,
+    instructions: object,
+    max_tokens: object,
+    max_tool_result_chars: object,
+) -> None:
     if not isinstance(name, str) or not name:
         raise AgentDefinitionError(f"define_agent(name=...) must be a non-empty string, got {name!r}.")
     if not isinstance(model, str) or not model:
@@ -192,6 +223,9 @@ def define_agent(
     for label, value in (("max_tokens", max_tokens), ("max_tool_result_chars", max_tool_result_chars)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise AgentDefinitionError(f"define_agent({label}=...) must be an int >= 1, got {value!r}.")
+
+
+def _checked_settings(model_settings: Mapping[str, Any] | None) -> dict[str, Any]:
     settings = dict(model_settings or {})
     reserved = sorted(RESERVED_SETTINGS & settings.keys())
     if reserved:
@@ -199,15 +233,18 @@ def define_agent(
             f"model_settings cannot set {', '.join(map(repr, reserved))}: typedagent builds those itself "
             "(use max_tokens= and prompt_caching= on define_agent)."
         )
+    return settings
 
-    helpers_by_name: dict[str, Helper[Any]] = {}
+
+def _helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) -> dict[str, Helper[Any]]:
+    by_name: dict[str, Helper[Any]] = {}
     for helper in helpers:
         if not isinstance(helper, HelperTool | Tool):
             raise AgentDefinitionError(
                 f"helpers must hold @tool functions or HelperTool objects, got {helper!r}: "
                 "decorate the function with @tool or wrap it as HelperTool(definition=..., handler=...)."
             )
-        if helper.name in helpers_by_name:
+        if helper.name in by_name:
             raise AgentDefinitionError(f"Two helpers are named {helper.name!r}: tool names must be unique.")
         if helper.name == output.name:
             raise AgentDefinitionError(
@@ -217,37 +254,23 @@ def define_agent(
             raise AgentDefinitionError(
                 f"Helper {SUBMIT_TOOL_NAME!r} clashes with the submit tool that reflection mode adds: rename it."
             )
-        helpers_by_name[helper.name] = helper
+        by_name[helper.name] = helper
+    return by_name
 
-    takes_ctx: list[bool] = []
-    for validator in validators:
-        if not callable(validator):
-            raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
-        takes_ctx.append(_positional_arity(validator) >= 2)
 
+def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tuple[ToolParam, ...]:
     # Copied once, here: the definition must not change when a caller edits a dict it passed in.
-    params = [copy.deepcopy(helper.to_param()) for helper in helpers_by_name.values()]
+    params = [copy.deepcopy(helper.to_param()) for helper in helpers]
     params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())
+    return tuple(params)
 
-    return AgentDefinition(
-        name=name,
-        model=model,
-        output=output,
-        instructions=instructions,
-        helpers=tuple(helpers_by_name.values()),
-        validators=tuple(validators),
-        validation=validation if validation is not None else ValidationConfig(),
-        max_tokens=max_tokens,
-        model_settings=MappingProxyType(settings),
-        deps_type=deps_type,
-        prompt_caching=prompt_caching,
-        max_tool_result_chars=max_tool_result_chars,
-        _tool_params=tuple(params),
-        _helpers_by_name=MappingProxyType(helpers_by_name),
-        _validator_takes_ctx=tuple(takes_ctx),
-    )
+
+def _takes_ctx(validator: object) -> bool:
+    if not callable(validator):
+        raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
+    return _positional_arity(validator) >= 2
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int:

@@ -59,8 +59,16 @@ class AgentDefinitionError(ValueError):
 
 
 class AgentErrorCode(StrEnum):
-    """Why an execution failed. See ERROR_HANDLING.md for when each happens and what to do."""
+    """Why an execution failed, and how each attempt ended. See ERROR_HANDLING.md for what to do.
 
+    One enum serves both: ``AgentError.code`` is always one of the failure codes, and an attempt's
+    outcome (``AttemptRecord.outcome``, also spelled ``AttemptOutcome``) is a failure code or
+    ``SUCCESS`` — the only member that is never the code of an error (as gRPC's status codes hold
+    ``OK``).
+    """
+
+    SUCCESS = "success"
+    """Not a failure: the attempt's output was accepted. Only ever an attempt's outcome."""
     VALIDATION_FAILED = "VALIDATION_FAILED"
     """The last attempt's candidate failed the schema or a custom validator."""
     INVALID_RESPONSE = "INVALID_RESPONSE"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias
 
 from typing_extensions import TypeVar
 
-from ._errors import AgentError, AgentExecutionError
+from ._errors import AgentError, AgentErrorCode, AgentExecutionError
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, Usage
@@ -68,22 +67,12 @@ class TokenUsage:
         )
 
 
-class AttemptOutcome(StrEnum):
-    """How one attempt ended."""
+AttemptOutcome: TypeAlias = AgentErrorCode
+"""How one attempt ended: ``AttemptOutcome.SUCCESS`` or the failure code it ended with.
 
-    SUCCESS = "success"
-    VALIDATION_FAILED = "VALIDATION_FAILED"
-    INVALID_RESPONSE = "INVALID_RESPONSE"
-    SUBMIT_BEFORE_OUTPUT = "SUBMIT_BEFORE_OUTPUT"
-    MAX_TOKENS = "MAX_TOKENS"
-    MAX_ITERATIONS = "MAX_ITERATIONS"
-    EXECUTION_CANCELLED = "EXECUTION_CANCELLED"
-    API_ERROR = "API_ERROR"
-    TOKEN_BUDGET_EXCEEDED = "TOKEN_BUDGET_EXCEEDED"
-    TIMEOUT = "TIMEOUT"
-    REFUSAL = "REFUSAL"
-    CONTEXT_WINDOW_EXCEEDED = "CONTEXT_WINDOW_EXCEEDED"
-    VALIDATOR_ERROR = "VALIDATOR_ERROR"
+The same enum as ``AgentErrorCode`` (one vocabulary for outcomes and codes), under the name that
+reads well on attempt records.
+"""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 import typedagent
 
+from .._arguments import MISSING
 from .._definition import AgentDefinition
-from .._loop import MISSING
 from .._results import ExecuteSuccess
 from ._load import ImportFailed, UsageError, is_agent, load_module
 from ._progress import Progress, make_lines

@@ -14,9 +14,10 @@ from typing import Any, TextIO
 
 import pydantic
 
+from .._arguments import MISSING
 from .._callbacks import ExecuteCallbacks
 from .._definition import AgentDefinition, ValidationConfig
-from .._loop import MISSING, execute_agent
+from .._loop import execute_agent
 from .._results import ExecuteFailure, ExecuteResult
 from ._load import ImportFailed, UsageError, load_agent
 from ._progress import Progress

@@ -1,10 +1,10 @@
-"""The request's text parts: the system prompt with its protocol note, and the opening messages."""
+"""The request: its parameters, the system prompt with its protocol note, and the opening messages."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from ._context import RunContext
 from ._output import SUBMIT_TOOL_NAME
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from ._definition import AgentDefinition
 
-__all__ = ["build_messages", "build_system_prompt", "protocol_note"]
+__all__ = ["build_messages", "build_system_prompt", "protocol_note", "request_params"]
 
 
 def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
@@ -69,3 +69,28 @@ def build_messages(
     elif blocks:
         messages.append({"role": "user", "content": prompt if isinstance(prompt, str) else blocks})
     return messages
+
+
+def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list[Any]) -> dict[str, Any]:
+    """The keyword arguments of every ``messages.create`` call of an execution.
+
+    ``messages`` is the conversation's own list, so each call sends the conversation as it is then.
+    """
+    params: dict[str, Any] = {
+        "model": agent.model,
+        "max_tokens": agent.max_tokens,
+        "system": system,
+        "tools": list(agent._tool_params),  # frozen at definition time; clients do not mutate params
+        "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"},
+        "messages": messages,
+        **agent.model_settings,
+    }
+    if agent.prompt_caching:
+        params["cache_control"] = {"type": "ephemeral"}
+    return params
+
+
+def thinking_on(settings: Mapping[str, Any]) -> bool:
+    """Whether extended thinking is on (the API then forbids forcing tool use)."""
+    thinking = settings.get("thinking")
+    return isinstance(thinking, dict) and cast("dict[str, object]", thinking).get("type") in ("enabled", "adaptive")

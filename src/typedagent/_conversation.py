@@ -1,0 +1,64 @@
+"""The conversation of one execution: assistant turns kept verbatim, one ``tool_result`` message per response."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+__all__ = ["Conversation", "block_param"]
+
+
+class Conversation:
+    """The messages of one execution, as Messages API params, always valid to send.
+
+    Messages are replaced, never mutated in place, once appended: a client may still hold the list of an
+    earlier request.
+    """
+
+    __slots__ = ("messages",)
+
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.messages = messages
+
+    def add_response(self, response: Message) -> None:
+        """Append the assistant's turn verbatim (every block, in order); a paused turn is extended."""
+        content = [block_param(block) for block in response.content]
+        if not content:
+            # The API now and then answers with no blocks at all (end_turn), but rejects an empty
+            # assistant turn sent back: there is nothing to keep, so keep nothing.
+            return
+        messages = self.messages
+        last = messages[-1] if messages else None
+        if last is not None and last["role"] == "assistant":
+            # A paused turn (or a prefilled history) is continued, not repeated: extend it.
+            messages[-1] = {"role": "assistant", "content": [*_blocks(last["content"]), *content]}
+        else:
+            messages.append({"role": "assistant", "content": content})
+
+    def add_tool_results(self, results: list[dict[str, Any]]) -> None:
+        """Answer every ``tool_use`` of the last response in one user message, in block order."""
+        self.messages.append({"role": "user", "content": results})
+
+    def add_user_text(self, text: str) -> None:
+        """Tell the model something: added to the last user turn, or as a new one after the assistant's."""
+        messages = self.messages
+        last = messages[-1]
+        if last["role"] == "user":
+            # A plain-string prompt is still last when the model's turn was empty (nothing appended).
+            messages[-1] = {"role": "user", "content": [*_blocks(last["content"]), {"type": "text", "text": text}]}
+        else:
+            messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
+
+
+def block_param(block: Any) -> dict[str, Any]:
+    """A response content block as a request param, verbatim (only the fields the API sent)."""
+    to_dict = getattr(block, "to_dict", None)
+    if to_dict is not None:
+        return to_dict(mode="json")  # type: ignore[no-any-return]
+    return dict(block.model_dump(mode="json", exclude_unset=True))
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)

@@ -1,0 +1,124 @@
+"""The one place a tool call runs: a helper's handler, an output preview, or the validation behind output and submit."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from . import _feedback as feedback
+from ._callbacks import ToolKind, ToolResult
+from ._context import RunContext
+from ._failures import describe
+from ._limits import Overran, within
+from ._output import OutputTool
+from ._tools import Helper, InvalidToolInput, call_maybe_async, render_result
+from ._validation import Verdict, parse_candidate, validate_candidate
+
+__all__ = ["Reply", "call_tool", "judge", "preview_output", "run_helper"]
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Reply:
+    """The ``tool_result`` being built for one ``tool_use`` block."""
+
+    block: Any
+    kind: ToolKind
+    content: str = ""
+    is_error: bool = False
+    duration_ms: float = 0.0
+    done: bool = False
+
+    def answer(self, content: str, *, is_error: bool = False) -> None:
+        """Settle the result."""
+        self.content, self.is_error, self.done = content, is_error, True
+
+    def event(self) -> ToolResult:
+        """The ``on_tool_result`` event for this result."""
+        block = self.block
+        return ToolResult(
+            id=block.id, name=block.name, content=self.content, is_error=self.is_error, duration_ms=self.duration_ms
+        )
+
+    def param(self) -> dict[str, Any]:
+        """The ``tool_result`` block."""
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.block.id, "content": self.content}
+        if self.is_error:
+            result["is_error"] = True
+        return result
+
+
+async def call_tool(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
+    """Run one tool call's work (``run_helper``, ``preview_output`` or ``judge``) for ``reply``, timing it.
+
+    Every tool call goes through here: the place for what wraps each call (its duration, a span, an event).
+    ``work`` is started here, so a call that never runs leaves no coroutine behind.
+    """
+    started = time.perf_counter()
+    try:
+        return await work()
+    finally:
+        reply.duration_ms += (time.perf_counter() - started) * 1000
+
+
+async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[Any]) -> None:
+    """A helper call: run its handler (within the tool's own ``timeout_s``) and render what it returned."""
+    block = reply.block
+    if helper is None:
+        reply.answer(f"Error: Unknown tool {block.name}", is_error=True)
+        return
+    try:
+        call = helper.invoke(block.input, ctx)
+        value = await (call if helper.timeout_s is None else within(call, helper.timeout_s))
+        reply.answer(render_result(value))
+    except InvalidToolInput as exc:
+        reply.answer(f"Error: {exc}", is_error=True)
+    except Overran:
+        reply.answer(
+            f"Error: tool {block.name!r} did not finish within {helper.timeout_s} s and was abandoned.", is_error=True
+        )
+    except Exception as exc:
+        reply.answer(f"Error: {describe(exc)}", is_error=True)
+
+
+async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, Any]) -> Verdict:
+    """Reflection mode: parse an output call; a valid one is previewed by the reflection handler.
+
+    Returns the parse: a crash of the output model's own validation code is the caller's to report.
+    """
+    parsed = parse_candidate(output.schema, raw)
+    if parsed.crash is not None:
+        return parsed
+    if parsed.output is None:
+        reply.answer(feedback.rejection_early(output.name, parsed.problems), is_error=True)
+        return parsed
+    try:
+        preview = await call_maybe_async(output.reflection_handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+        reply.answer(str(preview))
+    except Exception as exc:
+        reply.answer(feedback.reflection_failed(describe(exc)), is_error=True)
+    return parsed
+
+
+async def judge(
+    reply: Reply,
+    output: OutputTool[Any],
+    validators: tuple[Any, ...],
+    takes_ctx: tuple[bool, ...],
+    candidate: dict[str, Any],
+    ctx: RunContext[Any],
+) -> Verdict:
+    """Validate the candidate (schema, then every validator); the call that handed it over carries the verdict.
+
+    A crash is the caller's to report.
+    """
+    verdict = await validate_candidate(output.schema, validators, takes_ctx, candidate, ctx)
+    if verdict.crash is None:
+        if verdict.output is None:
+            reply.answer(feedback.rejection(output, verdict.problems), is_error=True)
+        else:
+            reply.answer(feedback.ACCEPTED)
+    return verdict
