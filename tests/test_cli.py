@@ -383,3 +383,64 @@ def test_cli_run_ctrl_c_cancels_through_the_abort_event(api: FakeAnthropicServer
         "  1 attempt · 1 iteration · 0 tool calls · ",
         "typedagent: support_triage failed with EXECUTION_CANCELLED\n",
     )
+
+
+SLEEPY_AGENT = '''
+import time
+from pathlib import Path
+from pydantic import BaseModel
+from typedagent import OutputTool, define_agent, tool
+
+class Out(BaseModel):
+    n: int
+
+@tool
+def sleepy() -> str:
+    """Sleeps 20 s in its worker thread."""
+    Path(__file__).with_name("started").write_text("yes")
+    time.sleep(20)
+    return "late"
+
+agent = define_agent(name="sleepy", model="claude-sonnet-4-6", output=OutputTool(Out), helpers=[sleepy])
+'''
+
+
+def test_cli_run_ctrl_c_returns_at_once_while_a_sync_tool_sleeps(api: FakeAnthropicServer, tmp_path: Path) -> None:
+    """Ctrl-C while a sync tool sleeps 20 s: the run ends at once as EXECUTION_CANCELLED; nothing waits for the tool."""
+    from typedagent.testing import output_call, tool_call
+
+    (tmp_path / "sleepy_agent.py").write_text(SLEEPY_AGENT)
+    api.add(tool_call("sleepy"), output_call({"n": 1}))
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    process = subprocess.Popen(
+        [str(TYPEDAGENT), "run", f"{tmp_path / 'sleepy_agent.py'}:agent", "go"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**clean, **_live(api)},
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    assert process.stderr is not None
+    stderr = ""
+    for line in process.stderr:
+        stderr += line
+        if line.startswith("typedagent: sleepy failed"):
+            reported = time.monotonic()
+    stdout, _ = process.communicate(timeout=60)
+    exited = time.monotonic()
+    # The run ends (and says so) at once; the process then exits without waiting for the 20 s tool (the rest
+    # of the time is the interpreter's own shutdown, seconds on a loaded machine).
+    assert reported - sent < 0.5
+    assert exited - sent < 10
+    assert (process.returncode, stdout) == (130, "")
+    _in_order(
+        stderr,
+        "✗ sleepy → Error: abandoned: the execution stopped",
+        "✗ failed: EXECUTION_CANCELLED\n",
+        "typedagent: sleepy failed with EXECUTION_CANCELLED\n",
+    )

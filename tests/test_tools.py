@@ -212,3 +212,19 @@ async def test_tool_sync_function_returning_awaitable() -> None:
         triage_agent(helpers=[raw]), ScriptedClient([tool_call("greet", {"name": "Bo"}), output_call(GOOD)])
     )
     assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "hi Bo", False)]
+
+
+async def test_tools_async_handler_returning_a_coroutine_is_awaited() -> None:
+    """An async handler that returns a coroutine has it awaited: the model gets its value, no warning is left."""
+
+    async def inner() -> str:
+        return "inner value"
+
+    async def handler(tool_input: dict[str, Any]) -> Any:
+        return inner()
+
+    helper = HelperTool(definition={"name": "wrapped", "input_schema": {"type": "object"}}, handler=handler)
+    client = ScriptedClient([tool_call("wrapped"), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[helper]), client)
+    assert result.ok
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "inner value", False)]

@@ -184,9 +184,11 @@ async def execute_agent(
     """
     check_arguments(agent, prompt, deps, limits, callbacks, message_history)
     limits = limits if limits is not None else ExecutionLimits()
+    # Built (and the SDK imported) before the guard starts the deadline's clock: it measures the run.
+    chosen = client if client is not None else default_client()
     execution = Execution(
         agent=agent,
-        client=client if client is not None else default_client(),
+        client=chosen,
         deps=None if deps is MISSING else deps,
         limits=limits,
         guard=Guard(abort_event, limits.timeout_s),

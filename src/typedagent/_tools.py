@@ -1,10 +1,8 @@
-"""Helper tools: the raw ``HelperTool`` form, the ``@tool`` decorator, and how results are rendered."""
+"""Helper tools: the raw ``HelperTool`` form, the ``@tool`` decorator, and calling user code sync or async."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import dataclasses
 import inspect
 import re
 import typing
@@ -13,11 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeAlias, overload
 
 import pydantic
-import pydantic_core
 from typing_extensions import TypeVar
 
 from ._context import RunContext
 from ._errors import AgentDefinitionError
+from ._threads import run_in_thread
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
@@ -323,41 +321,19 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Await an async function on the loop; run a sync one in a worker thread (never on the loop)."""
+    """Await an async function on the loop; run a sync one on a worker thread (never on the loop).
+
+    Whatever the call returns that is itself awaitable (a sync function returning a coroutine, an async
+    one returning another coroutine) is awaited too, so no coroutine is left un-awaited or sent to the
+    model as a value.
+    """
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
-        return await fn(*args, **kwargs)
-    result = await asyncio.to_thread(_call_in_thread, fn, *args, **kwargs)
-    if inspect.isawaitable(result):
+        result = await fn(*args, **kwargs)
+    else:
+        result = await run_in_thread(fn, *args, **kwargs)
+    while inspect.isawaitable(result):
         result = await result
     return result
-
-
-def _call_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    try:
-        return fn(*args, **kwargs)
-    except StopIteration as exc:
-        # asyncio cannot set a StopIteration on a future: the awaiting side would never resume. A
-        # coroutine that raises one gets a RuntimeError instead; do the same for sync functions.
-        raise RuntimeError(f"{getattr(fn, '__name__', 'function')} raised StopIteration") from exc
-
-
-def render_result(value: object) -> str:
-    """Turn a handler's return value into tool-result text: ``str`` as is, everything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump_json()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
-    return pydantic_core.to_json(value, fallback=str).decode()
-
-
-def truncate(text: str, limit: int) -> str:
-    """Cap ``text`` at ``limit`` characters with a visible marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    return f"{text[:limit]}\n[... truncated: {cut} of {len(text)} characters cut ...]"
 
 
 def format_validation_errors(exc: pydantic.ValidationError) -> str:

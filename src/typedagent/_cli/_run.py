@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +18,7 @@ from .._callbacks import ExecuteCallbacks
 from .._definition import AgentDefinition, ValidationConfig
 from .._loop import execute_agent
 from .._results import ExecuteFailure, ExecuteResult
+from .._sync import run_blocking
 from ._load import ImportFailed, UsageError, load_agent
 from ._progress import Progress
 
@@ -117,12 +117,21 @@ def execute(
     mid-call. A second Ctrl-C while that happens gives up waiting.
     """
     abort = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="typedagent-run")
-    future = pool.submit(
-        asyncio.run,
-        execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort),
-    )
-    pool.shutdown(wait=False)
+    future: Future[ExecuteResult[Any]] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(
+                run_blocking(
+                    execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort)
+                )
+            )
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    # A daemon thread: after a second Ctrl-C the process exits without waiting for it (nor, through
+    # run_blocking, for a sync tool abandoned in a worker thread).
+    threading.Thread(target=work, name="typedagent-run", daemon=True).start()
     try:
         return future.result(), False
     except KeyboardInterrupt:

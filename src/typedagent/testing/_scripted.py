@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import itertools
 import json
@@ -45,6 +46,8 @@ class _InProcessClient:
     _message_prefix = "msg"
 
     def __init__(self) -> None:
+        # The SDK builds the responses: import it now, not inside the first execution's deadline.
+        importlib.import_module("anthropic")
         self.requests: list[dict[str, Any]] = []
         """Every request received, as keyword arguments (messages copied at call time)."""
         self.messages = _Messages(self)
