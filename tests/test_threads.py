@@ -102,5 +102,5 @@ async def test_threads_stop_iteration_becomes_runtime_error() -> None:
     def stops() -> Any:
         raise StopIteration
 
-    with pytest.raises(RuntimeError, match="StopIteration"):
+    with pytest.raises(RuntimeError, match=r"^stops raised StopIteration$"):
         await run_in_thread(stops)

@@ -77,7 +77,13 @@ async def run_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     def job() -> None:
         try:
             result = context.run(fn, *args, **kwargs)
-        except BaseException as exc:
+        except StopIteration as exc:
+            # A future cannot hold a StopIteration (the awaiting side would never resume); a coroutine
+            # raising one gets a RuntimeError, so a sync function does too.
+            error = RuntimeError(f"{getattr(fn, '__name__', 'function')} raised StopIteration")
+            error.__cause__ = exc
+            _deliver(loop, future, None, error)
+        except BaseException as exc:  # every outcome goes to the waiting task, which decides
             _deliver(loop, future, None, exc)
         else:
             _deliver(loop, future, result, None)
@@ -94,10 +100,6 @@ def _deliver(
             return
         if exc is None:
             future.set_result(result)
-        elif isinstance(exc, StopIteration):
-            # A future cannot hold a StopIteration (the awaiting side would never resume); a coroutine
-            # raising one gets a RuntimeError, so a sync function does too.
-            future.set_exception(RuntimeError(f"{type(exc).__name__} raised in a worker thread"))
         else:
             future.set_exception(exc)
 
