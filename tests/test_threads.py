@@ -104,3 +104,22 @@ async def test_threads_stop_iteration_becomes_runtime_error() -> None:
 
     with pytest.raises(RuntimeError, match=r"^stops raised StopIteration$"):
         await run_in_thread(stops)
+
+
+def test_threads_idle_workers_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker with nothing to do for IDLE_EXIT_S exits; the pool starts a new one for the next job."""
+    from typedagent import _threads
+
+    monkeypatch.setattr(_threads, "IDLE_EXIT_S", 0.05)
+    workers = _threads._Workers()
+    ran = threading.Event()
+    workers.submit(ran.set)
+    assert ran.wait(5)
+    deadline = time.monotonic() + 5
+    while workers.count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (workers.count, workers.idle) == (0, 0)
+    again = threading.Event()
+    workers.submit(again.set)
+    assert again.wait(5)
+    assert workers.count == 1
