@@ -15,6 +15,7 @@ import contextvars
 import queue
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Final, TypeVar
 
 __all__ = ["run_in_thread"]
@@ -29,12 +30,13 @@ class _Workers:
     """A pool of daemon threads, grown on demand: a job never waits behind a busy (or stuck) worker."""
 
     def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
         self.lock = threading.Lock()
         self.idle = 0
         self.count = 0
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        """Run ``job`` on a worker; what it returns is called once the worker counts as idle again."""
         with self.lock:
             if self.idle:
                 self.idle -= 1  # an idle worker takes it; count it busy now so two jobs never wait for one worker
@@ -54,10 +56,13 @@ class _Workers:
                         self.count -= 1
                         return
                 continue
-            job()
+            deliver = job()
             del job  # drop the job's references before idling
+            # Idle before the outcome is delivered: a caller that submits again as soon as it has the
+            # outcome finds this worker free instead of starting another.
             with self.lock:
                 self.idle += 1
+            deliver()
 
 
 _WORKERS: Final = _Workers()
@@ -74,7 +79,7 @@ async def run_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     future: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         try:
             result = context.run(fn, *args, **kwargs)
         except StopIteration as exc:
@@ -82,11 +87,10 @@ async def run_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             # raising one gets a RuntimeError, so a sync function does too.
             error = RuntimeError(f"{getattr(fn, '__name__', 'function')} raised StopIteration")
             error.__cause__ = exc
-            _deliver(loop, future, None, error)
+            return partial(_deliver, loop, future, None, error)
         except BaseException as exc:  # every outcome goes to the waiting task, which decides
-            _deliver(loop, future, None, exc)
-        else:
-            _deliver(loop, future, result, None)
+            return partial(_deliver, loop, future, None, exc)
+        return partial(_deliver, loop, future, result, None)
 
     _WORKERS.submit(job)
     return await future
