@@ -43,7 +43,10 @@ async def test_arguments_abort_event_duck_typed_is_accepted() -> None:
     ("client", "message"),
     [
         (object(), r"client must have an async messages\.create\(\.\.\.\) \(an AsyncAnthropic"),
-        (ScriptedClient, r"client is the class ScriptedClient: pass an instance, e\.g\. client=ScriptedClient\(\.\.\.\)"),
+        (
+            ScriptedClient,
+            r"client is the class ScriptedClient: pass an instance, e\.g\. client=ScriptedClient\(\.\.\.\)",
+        ),
         (42, r"client must have an async messages\.create"),
     ],
 )
@@ -63,7 +66,9 @@ async def test_arguments_sync_anthropic_client_rejected_before_sending(kind: str
         return httpx2.Response(500)
 
     client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
-    with pytest.raises(TypeError, match=r"synchronous anthropic\.Anthropic client: use anthropic\.AsyncAnthropic"):
+    with pytest.raises(
+        TypeError, match=r"synchronous Anthropic SDK client \((Anthropic|Beta)\): use anthropic\.AsyncAnthropic"
+    ):
         await _execute(client=client if kind == "Anthropic" else client.beta)
     assert sent == []
 

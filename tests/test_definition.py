@@ -55,11 +55,11 @@ def test_definition_exposes_its_parts() -> None:
 
 def test_definition_is_immutable() -> None:
     """AgentDefinition (and its settings) cannot be changed after definition."""
-    agent = triage_agent(model_settings={"temperature": 0})
+    agent = triage_agent(model_settings={"metadata": {"user_id": "u"}})
     with pytest.raises(dataclasses.FrozenInstanceError):
         agent.model = "other"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        agent.model_settings["temperature"] = 1  # type: ignore[index]
+        agent.model_settings["metadata"] = {}  # type: ignore[index]
 
 
 def test_definition_tool_params_exact() -> None:
@@ -158,7 +158,7 @@ class NotAnObject(RootModel[list[int]]):
         (lambda: HelperTool(definition={"name": "x", "input_schema": {"type": "object"}}, handler=1), "callable"),  # type: ignore[arg-type]
         (lambda: tool(lambda *a: 1, name="star"), r"\*args and \*\*kwargs cannot be described"),
         (lambda: tool(lambda a, /: 1, name="pos"), "is positional-only"),
-        (lambda: tool(lambda: 1, name="t", timeout_s=0), "timeout_s must be a positive number"),
+        (lambda: tool(lambda: 1, name="t", timeout_s=0), "timeout_s must be a finite positive number"),
         (lambda: tool(42), "@tool needs a function"),  # type: ignore[call-overload]
     ],
 )
@@ -311,8 +311,14 @@ def test_definition_wrong_container_says_what_to_pass(overrides: dict[str, Any],
         ({"temprature": 0.5}, r"'temprature' is not a parameter of messages\.create"),
         ({"stop_sequence": ["x"]}, r"did you mean 'stop_sequences'\?"),
         ({"metdata": {}}, r"did you mean 'metadata'\?"),
-        ({"thinking": {"type": "enabled", "budget_tokens": 4096}}, r"budget_tokens \(4096\) must be below max_tokens"),
-        ({"thinking": {"type": "enabled", "budget_tokens": 9000}}, r"budget_tokens \(9000\) must be below max_tokens"),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 4096}},
+            r"\['budget_tokens'\] \(4096\) must be below max_tokens",
+        ),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 9000}},
+            r"\['budget_tokens'\] \(9000\) must be below max_tokens",
+        ),
     ],
 )
 def test_definition_model_settings_checked_against_the_sdk(settings: dict[str, Any], message: str) -> None:
@@ -376,5 +382,5 @@ def test_definition_numbers_must_be_finite(bad: float) -> None:
         lambda: triage_agent(model_settings={"timeout": bad}),
     ]
     for make in makers:
-        with pytest.raises(AgentDefinitionError, match="finite|int >= 1"):
+        with pytest.raises(AgentDefinitionError, match=r"finite|int >= 1"):
             make()

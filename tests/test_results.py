@@ -12,7 +12,12 @@ async def test_results_negative_token_counts_count_as_zero() -> None:
     """A response reporting negative token counts adds nothing: totals never go down."""
     lying = response(
         tool_call("missing", unknown=True),
-        usage={"input_tokens": -1_000, "output_tokens": 7, "cache_read_input_tokens": -5, "cache_creation_input_tokens": 3},
+        usage={
+            "input_tokens": -1_000,
+            "output_tokens": 7,
+            "cache_read_input_tokens": -5,
+            "cache_creation_input_tokens": 3,
+        },
     )
     client = ScriptedClient([lying, response(output_call(GOOD), usage={"input_tokens": 10, "output_tokens": 5})])
     result = await run(triage_agent(), client)

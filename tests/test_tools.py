@@ -9,7 +9,6 @@ import sqlite3
 from typing import Any
 
 import pytest
-
 from pydantic import BaseModel
 from support import GOOD, results_of, run, triage_agent
 
@@ -253,18 +252,18 @@ async def test_tool_method_binds_to_its_instance() -> None:
     assert library.size.to_param()["input_schema"] == {"properties": {}, "type": "object"}
     assert library.author("Dune") == "Frank Herbert"
     assert Library.author(library, "Dune") == "Frank Herbert"  # through the class, like a plain method
-    client = ScriptedClient(
-        [tool_call("author", {"title": "Dune"}), tool_call("shelf_size"), output_call(GOOD)]
-    )
+    client = ScriptedClient([tool_call("author", {"title": "Dune"}), tool_call("shelf_size"), output_call(GOOD)])
     result = await run(triage_agent(helpers=[library.author, library.size]), client)
     assert result.ok
     assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "Frank Herbert", False)]
-    assert results_of(result.metadata.messages[4]) == [("toolu_02_001", "2", False)]
+    assert results_of(result.metadata.messages[4]) == [("toolu_02_002", "2", False)]
 
 
 def test_tool_method_from_the_class_is_rejected() -> None:
     """Passing the method through the class (no instance to bind) is a definition error saying what to pass."""
-    with pytest.raises(AgentDefinitionError, match=r"method of Library: pass it from an instance, helpers=\[obj\.author\]"):
+    with pytest.raises(
+        AgentDefinitionError, match=r"method of Library: pass it from an instance, helpers=\[obj\.author\]"
+    ):
         triage_agent(helpers=[Library.author])
 
 
@@ -293,7 +292,7 @@ def test_tool_unsupported_parameter_type_points_to_deps() -> None:
 
 
 async def test_tool_parameters_named_like_model_attributes() -> None:
-    """Parameters named ``json``, ``schema`` or ``model_dump`` work, with no pydantic warning (warnings are errors here)."""
+    """Parameters named ``json``, ``schema`` or ``model_dump`` work, with no pydantic warning (warnings fail here)."""
 
     @tool
     def convert(json: str, schema: str = "v1", model_dump: int = 0) -> str:
@@ -310,7 +309,11 @@ async def test_tool_parameters_named_like_model_attributes() -> None:
         "type": "object",
     }
     client = ScriptedClient(
-        [tool_call("convert", {"json": "{}", "model_dump": 2}), tool_call("convert", {"schema": "v2"}), output_call(GOOD)]
+        [
+            tool_call("convert", {"json": "{}", "model_dump": 2}),
+            tool_call("convert", {"schema": "v2"}),
+            output_call(GOOD),
+        ]
     )
     result = await run(triage_agent(helpers=[convert]), client)
     assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "{}|v1|2", False)]

@@ -410,7 +410,9 @@ async def test_reflection_handler_returning_non_str_warns_and_keeps_candidate(ca
     assert result.ok
     assert result.output == GOOD
     assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "{'severity': 2}", False)]
-    expected = "reflection_handler of output tool 'final_output' returned dict, not str; its str() was shown to the model"
+    expected = (
+        "reflection_handler of output tool 'final_output' returned dict, not str; its str() was shown to the model"
+    )
     assert result.metadata.warnings == (expected,)
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
         ("typedagent", "WARNING", f"agent 'triage': {expected}")
@@ -434,7 +436,9 @@ async def test_validation_recursive_output_model() -> None:
     assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     assert schema["$defs"]["Node"]["properties"] == schema["properties"]
     tree = Node(name="root", children=[Node(name="a", children=[Node(name="a1")]), Node(name="b")])
-    client = ScriptedClient([output_call({"name": "root", "children": [{"name": "x", "children": [{}]}]}), output_call(tree)])
+    client = ScriptedClient(
+        [output_call({"name": "root", "children": [{"name": "x", "children": [{}]}]}), output_call(tree)]
+    )
     result = await execute_agent(agent, "Draw a tree", client=client)
     assert result.ok
     assert result.output == tree

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ._errors import AgentDefinitionError
+from ._numbers import is_finite_number
 
 __all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted", "Overran", "within"]
 
@@ -39,8 +40,11 @@ class ExecutionLimits:
         if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
             raise AgentDefinitionError(f"ExecutionLimits.max_total_tokens must be an int >= 1 or None, got {tokens!r}.")
         timeout = self.timeout_s
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
-            raise AgentDefinitionError(f"ExecutionLimits.timeout_s must be a positive number or None, got {timeout!r}.")
+        if timeout is not None and not (is_finite_number(timeout) and timeout > 0):
+            raise AgentDefinitionError(
+                f"ExecutionLimits.timeout_s must be a finite positive number of seconds (None for no deadline), "
+                f"got {timeout!r}."
+            )
 
 
 class Interrupted(Exception):

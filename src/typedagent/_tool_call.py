@@ -84,10 +84,13 @@ async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[A
         reply.answer(f"Error: {describe(exc)}", is_error=True)
 
 
-async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, Any]) -> Verdict:
+async def preview_output(
+    reply: Reply, output: OutputTool[Any], raw: dict[str, Any], warn: Callable[[str], None]
+) -> Verdict:
     """Reflection mode: parse an output call; a valid one is previewed by the reflection handler.
 
-    Returns the parse: a crash of the output model's own validation code is the caller's to report.
+    Returns the parse: a crash of the output model's own validation code is the caller's to report. A
+    preview that is not a ``str`` is shown as text and reported to ``warn``.
     """
     parsed = parse_candidate(output.schema, raw)
     if parsed.crash is not None:
@@ -97,9 +100,13 @@ async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, A
         return parsed
     try:
         preview = await call_maybe_async(output.reflection_handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-        reply.answer(str(preview))
     except Exception as exc:
         reply.answer(feedback.reflection_failed(describe(exc)), is_error=True)
+        return parsed
+    text, warning = output.preview_text(preview)
+    if warning is not None:
+        warn(warning)
+    reply.answer(text)
     return parsed
 
 
