@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from typing import Any
 
 import pytest
@@ -248,6 +249,8 @@ async def test_definition_tool_cannot_be_reassigned_after_define() -> None:
         lookup.fn = lambda query: "replaced"  # type: ignore[misc]
     with pytest.raises(AttributeError, match="immutable"):
         lookup.name = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del lookup.fn  # type: ignore[misc]
     client = ScriptedClient([tool_call("lookup", {"query": "vpn"}), output_call(GOOD)])
     result = await run(agent, client)
     assert result.ok
@@ -367,6 +370,8 @@ def test_definition_reflection_handler_signature_checked() -> None:
 
     assert OutputTool(Triage, reflection_handler=optional_extra).reflection_enabled
     assert OutputTool(Triage, reflection_handler=lambda *args: "").reflection_enabled
+    no_signature = operator.attrgetter("summary")  # inspect.signature() cannot read it: accepted unchecked
+    assert OutputTool(Triage, reflection_handler=no_signature).reflection_enabled
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

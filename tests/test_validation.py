@@ -398,20 +398,24 @@ async def test_validation_odd_rejections_do_not_crash() -> None:
     assert all(problem in content for problem in problems)
 
 
-async def test_reflection_handler_returning_non_str_warns_and_keeps_candidate(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    ("preview", "shown", "type_name"),
+    [({"severity": 2}, "{'severity': 2}", "dict"), (Unprintable(), "<Unprintable object>", "Unprintable")],
+)
+async def test_reflection_handler_returning_non_str_warns_and_keeps_candidate(
+    caplog: pytest.LogCaptureFixture, preview: object, shown: str, type_name: str
+) -> None:
     """A reflection handler returning a non-str is shown as text, logged on 'typedagent' and kept in the metadata."""
-
-    def preview(out: Triage) -> Any:
-        return {"severity": out.severity}
-
     client = ScriptedClient([output_call(GOOD), submit_call()])
+    output = OutputTool(Triage, reflection_handler=lambda out: preview)  # type: ignore[arg-type, return-value]
     with caplog.at_level("WARNING", logger="typedagent"):
-        result = await run(triage_agent(output=OutputTool(Triage, reflection_handler=preview)), client)
+        result = await run(triage_agent(output=output), client)
     assert result.ok
     assert result.output == GOOD
-    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "{'severity': 2}", False)]
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", shown, False)]
     expected = (
-        "reflection_handler of output tool 'final_output' returned dict, not str; its str() was shown to the model"
+        f"reflection_handler of output tool 'final_output' returned {type_name}, not str; "
+        "its str() was shown to the model"
     )
     assert result.metadata.warnings == (expected,)
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [

@@ -17,7 +17,7 @@ from ._tools import check_tool_name
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
 
-__all__ = ["SUBMIT_TOOL_NAME", "OutputTool", "submit_tool_param"]
+__all__ = ["SUBMIT_TOOL_NAME", "OutputTool", "preview_text", "submit_tool_param"]
 
 OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
 
@@ -128,23 +128,19 @@ class OutputTool(Generic[OutputT]):
         """The definition sent to the API (a fresh copy)."""
         return copy.deepcopy(self._param)
 
-    def preview_text(self, preview: object) -> tuple[str, str | None]:
-        """The text a reflection handler's return value shows the model, and a warning when it is not a ``str``."""
-        if isinstance(preview, str):
-            return preview, None
-        text = _str(preview)
-        warning = (
-            f"reflection_handler of output tool {self.name!r} returned {type(preview).__name__}, not str; "
-            "its str() was shown to the model"
-        )
-        return text, warning
-
-
-def _str(value: object) -> str:
+def preview_text(output_name: str, preview: object) -> tuple[str, str | None]:
+    """The text a reflection handler's return value shows the model, and a warning when it is not a ``str``."""
+    if isinstance(preview, str):
+        return preview, None
     try:
-        return str(value)
+        text = str(preview)
     except Exception:
-        return f"<{type(value).__name__} object>"
+        text = f"<{type(preview).__name__} object>"
+    warning = (
+        f"reflection_handler of output tool {output_name!r} returned {type(preview).__name__}, not str; "
+        "its str() was shown to the model"
+    )
+    return text, warning
 
 
 def inline_root(schema: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from ._callbacks import ToolKind, ToolResult
 from ._context import RunContext
 from ._failures import describe
 from ._limits import Overran, within
-from ._output import OutputTool
+from ._output import OutputTool, preview_text
 from ._tools import Helper, InvalidToolInput, call_maybe_async, render_result
 from ._validation import Verdict, parse_candidate, validate_candidate
 
@@ -103,7 +103,7 @@ async def preview_output(
     except Exception as exc:
         reply.answer(feedback.reflection_failed(describe(exc)), is_error=True)
         return parsed
-    text, warning = output.preview_text(preview)
+    text, warning = preview_text(output.name, preview)
     if warning is not None:
         warn(warning)
     reply.answer(text)

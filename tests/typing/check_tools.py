@@ -173,7 +173,7 @@ assert_type(library.author("Dune"), str)
 assert_type(library.author(title="Dune"), str)
 assert_type(Library.author(library, "Dune"), str)
 library.author(3)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-library.author(library, "Dune")  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue]
+library.author(library, "Dune")  # type: ignore[arg-type, call-arg]  # pyright: ignore[reportCallIssue]
 assert_type(
     define_agent(name="s", model="m", output=OutputTool(Triage), helpers=[library.author]),
     AgentDefinition[Triage, None],
