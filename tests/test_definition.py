@@ -283,7 +283,9 @@ async def test_definition_model_settings_deeply_copied_and_read_only() -> None:
     assert request["stop_sequences"] == ["END"]
     assert type(request["thinking"]) is dict
     request["thinking"]["budget_tokens"] = 5  # a client editing its request cannot reach the agent
+    request["tools"][0]["input_schema"]["properties"] = {}
     assert agent.model_settings["thinking"]["budget_tokens"] == 2048
+    assert agent.tool_params()[0]["input_schema"]["properties"] != {}  # type: ignore[index]
 
 
 def test_definition_output_named_submit_with_reflection() -> None:

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import copy
 import difflib
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, cast, overload
 
 import pydantic
 from typing_extensions import TypeVar
 
 from ._context import RunContext
 from ._errors import AgentDefinitionError
-from ._frozen import freeze
+from ._frozen import freeze, thaw
 from ._numbers import is_finite_number
 from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
 from ._tools import Helper, HelperTool, Tool
@@ -97,7 +96,8 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     """Send top-level ``cache_control`` so the prompt prefix is cached."""
     max_tool_result_chars: int
     """Tool results longer than this are cut, with a visible marker."""
-    _tool_params: tuple[ToolParam, ...] = field(repr=False, compare=False)
+    _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+    """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
     _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
     _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
 
@@ -111,7 +111,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
         A fresh copy: changing it does not change the agent.
         """
-        return copy.deepcopy(list(self._tool_params))
+        return cast("list[ToolParam]", thaw(self._tool_params))
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -344,13 +344,13 @@ def _helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) ->
     return by_name
 
 
-def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tuple[ToolParam, ...]:
-    # Copied once, here: the definition must not change when a caller edits a dict it passed in.
-    params = [copy.deepcopy(helper.to_param()) for helper in helpers]
+def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tuple[Mapping[str, Any], ...]:
+    # Frozen once, here: the definition must not change when a caller edits a dict it passed in or got back.
+    params = [helper.to_param() for helper in helpers]
     params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())
-    return tuple(params)
+    return tuple(freeze(param) for param in params)
 
 
 def _takes_ctx(validator: object) -> bool:

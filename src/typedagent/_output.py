@@ -128,6 +128,7 @@ class OutputTool(Generic[OutputT]):
         """The definition sent to the API (a fresh copy)."""
         return copy.deepcopy(self._param)
 
+
 def preview_text(output_name: str, preview: object) -> tuple[str, str | None]:
     """The text a reflection handler's return value shows the model, and a warning when it is not a ``str``."""
     if isinstance(preview, str):

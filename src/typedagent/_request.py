@@ -81,7 +81,7 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
         "model": agent.model,
         "max_tokens": agent.max_tokens,
         "system": system,
-        "tools": list(agent._tool_params),  # frozen at definition time; clients do not mutate params
+        "tools": thaw(agent._tool_params),  # a fresh copy: a client changing it cannot change the agent
         "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"},
         "messages": messages,
         **thaw(agent.model_settings),  # plain dicts and lists again, the client's own to keep
