@@ -79,6 +79,7 @@ async def test_arguments_sync_anthropic_client_rejected_before_sending(kind: str
         ([{"role": "user"}], TypeError, r"message_history\[0\] has no 'content'"),
         ([{"role": "user", "content": 42}], TypeError, r"message_history\[0\]\['content'\] must be a str or a list"),
         (["hello"], TypeError, r"message_history must be a list of Messages API messages"),
+        ("hello", TypeError, r"message_history must be a list of Messages API messages"),
         (
             [
                 {"role": "user", "content": "hi"},
@@ -92,7 +93,7 @@ async def test_arguments_sync_anthropic_client_rejected_before_sending(kind: str
         ),
     ],
 )
-async def test_arguments_message_history_checked(history: list[Any], error: type[Exception], message: str) -> None:
+async def test_arguments_message_history_checked(history: Any, error: type[Exception], message: str) -> None:
     """A history entry without content, with odd content, or ending in an unanswered tool_use is refused at once."""
     scripted = ScriptedClient([output_call(GOOD)])
     with pytest.raises(error, match=message):

@@ -391,3 +391,22 @@ def test_definition_numbers_must_be_finite(bad: float) -> None:
     for make in makers:
         with pytest.raises(AgentDefinitionError, match=r"finite|int >= 1"):
             make()
+
+
+def test_definition_validator_signature_checked() -> None:
+    """A validator must take (output) or (output, ctx): one that cannot be called either way fails at once."""
+
+    def nothing() -> None:
+        return None
+
+    def three(out: Triage, ctx: RunContext[None], extra: str) -> None:
+        return None
+
+    for validator in (nothing, three):
+        with pytest.raises(AgentDefinitionError, match=r"validators take \(output\) or \(output, ctx\)"):
+            triage_agent(validators=[validator])
+
+    def optional_ctx(out: Triage, ctx: object = None) -> None:
+        return None
+
+    assert triage_agent(validators=[optional_ctx, lambda *args: None]).validators[0] is optional_ctx

@@ -330,8 +330,22 @@ async def test_reflection_submit_before_output_keeps_schema_problems() -> None:
     assert first.validation_errors[1:] == ("severity: Input should be less than or equal to 5",)
 
 
-@pytest.mark.parametrize("returned", [False, True, "looks wrong", 0])
-async def test_validation_validator_returning_a_value_is_validator_error(returned: object) -> None:
+class Unrepresentable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@pytest.mark.parametrize(
+    ("returned", "shown"),
+    [
+        (False, "False"),
+        (True, "True"),
+        ("looks wrong", "'looks wrong'"),
+        (0, "0"),
+        (Unrepresentable(), "<Unrepresentable object>"),
+    ],
+)
+async def test_validation_validator_returning_a_value_is_validator_error(returned: object, shown: str) -> None:
     """A validator must reject by raising: one that returns a value (even False) fails with VALIDATOR_ERROR."""
 
     def check(out: Triage) -> object:
@@ -341,7 +355,7 @@ async def test_validation_validator_returning_a_value_is_validator_error(returne
     result = await run(triage_agent(validators=[check]), client)
     assert not result.ok
     assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
-    assert f"returned {returned!r} instead of None" in result.error.message
+    assert f"returned {shown} instead of None" in result.error.message
     assert "reject an output by raising OutputRejected" in result.error.message
     assert result.error.context == ValidatorErrorContext(
         validator="test_validation_validator_returning_a_value_is_validator_error.<locals>.check",
@@ -451,7 +465,33 @@ async def test_validation_recursive_output_model() -> None:
     assert client.requests[0]["tools"] == [param]
 
 
-def test_validation_recursive_output_model_cannot_be_strict() -> None:
+class Expression(BaseModel):
+    """Recursive through a union and a second model."""
+
+    operator: str
+    operands: list[Expression | Literal_] | None = None
+
+
+class Literal_(BaseModel):
+    value: float
+    note: Expression | None = None
+
+
+@pytest.mark.parametrize("model", [Node, Expression])
+def test_validation_recursive_output_model_cannot_be_strict(model: type[BaseModel]) -> None:
     """Strict tools cannot use recursive schemas (the API refuses them): a definition error says so."""
     with pytest.raises(AgentDefinitionError, match=r"recursive.*strict=False"):
-        OutputTool(Node, strict=True)
+        OutputTool(model, strict=True)
+
+
+def test_validation_nested_models_can_be_strict() -> None:
+    """A schema with $defs that do not refer back to themselves is not recursive and may be strict."""
+
+    class Inner(BaseModel):
+        x: int
+
+    class Outer(BaseModel):
+        inner: Inner
+        more: list[Inner]
+
+    assert OutputTool(Outer, strict=True).to_param()["strict"] is True  # type: ignore[typeddict-item]

@@ -356,7 +356,19 @@ def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tup
 def _takes_ctx(validator: object) -> bool:
     if not callable(validator):
         raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
-    return _positional_arity(validator) >= 2
+    takes_ctx = _positional_arity(validator) >= 2
+    try:
+        signature = inspect.signature(validator)
+    except (TypeError, ValueError):
+        return takes_ctx  # a builtin without a signature: a wrong call shows up as VALIDATOR_ERROR
+    try:
+        signature.bind(*(("output", "ctx") if takes_ctx else ("output",)))
+    except TypeError:
+        raise AgentDefinitionError(
+            f"validators take (output) or (output, ctx); "
+            f"{getattr(validator, '__qualname__', validator)!r}{signature} cannot be called either way."
+        ) from None
+    return takes_ctx
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int:
