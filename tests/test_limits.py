@@ -270,8 +270,11 @@ async def test_unwrap_raises_execution_error() -> None:
     [
         ({"max_total_tokens": 0}, "max_total_tokens must be an int >= 1"),
         ({"max_total_tokens": True}, "max_total_tokens must be an int >= 1"),
-        ({"timeout_s": 0}, "timeout_s must be a positive number"),
-        ({"timeout_s": "5"}, "timeout_s must be a positive number"),
+        ({"timeout_s": 0}, "timeout_s must be a finite positive number"),
+        ({"timeout_s": "5"}, "timeout_s must be a finite positive number"),
+        ({"timeout_s": float("nan")}, "timeout_s must be a finite positive number"),
+        ({"timeout_s": float("inf")}, r"timeout_s must be a finite positive number.*None for no deadline"),
+        ({"timeout_s": float("-inf")}, "timeout_s must be a finite positive number"),
     ],
 )
 def test_limits_reject_bad_values(kwargs: dict[str, Any], message: str) -> None:

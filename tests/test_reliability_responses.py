@@ -6,8 +6,25 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from typedagent import AgentDefinition, AttemptOutcome, OutputTool, ValidationConfig, define_agent, execute_agent
-from typedagent.testing import ScriptedClient, assert_valid_conversation, conversation_problems, output_call, response
+from typedagent import (
+    AgentDefinition,
+    AgentErrorCode,
+    ApiErrorContext,
+    AttemptOutcome,
+    OutputTool,
+    ValidationConfig,
+    define_agent,
+    execute_agent,
+    tool,
+)
+from typedagent.testing import (
+    ScriptedClient,
+    assert_valid_conversation,
+    conversation_problems,
+    output_call,
+    response,
+    tool_call,
+)
 
 
 class Out(BaseModel):
@@ -60,3 +77,26 @@ async def test_empty_response_after_content_block_prompt_appends_feedback_to_it(
     assert client.requests[1]["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "go"}, {"type": "text", "text": FEEDBACK}]}
     ]
+
+
+async def test_duplicate_tool_use_ids_fail_as_malformed_response() -> None:
+    """Two tool_use blocks with one id cannot be answered (the API rejects the turn): API_ERROR, nothing runs."""
+    ran: list[int] = []
+
+    @tool
+    def count(n: int) -> int:
+        """Count."""
+        ran.append(n)
+        return n
+
+    duplicated = response(tool_call("count", {"n": 1}, id="toolu_same"), tool_call("count", {"n": 2}, id="toolu_same"))
+    client = ScriptedClient([duplicated])
+    result = await execute_agent(agent(helpers=[count]), "x", client=client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert isinstance(result.error.context, ApiErrorContext)
+    assert result.error.context.error_type == "malformed_response"
+    assert "two tool_use blocks have the id 'toolu_same'" in result.error.message
+    assert ran == []
+    assert len(client.requests) == 1
+    assert_valid_conversation(result.metadata.messages)

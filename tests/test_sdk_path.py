@@ -7,9 +7,10 @@ from typing import Any
 
 import anthropic
 import httpx2
+from pydantic import BaseModel
 from support import GOOD, Triage, reflecting, triage_agent
 
-from typedagent import AgentErrorCode, ApiErrorContext, execute_agent, tool
+from typedagent import AgentErrorCode, ApiErrorContext, OutputTool, define_agent, execute_agent, tool
 from typedagent.testing import assert_valid_conversation
 
 
@@ -124,3 +125,29 @@ async def test_sdk_path_status_error_maps_to_api_error() -> None:
     assert isinstance(result.error.cause, anthropic.BadRequestError)
     assert "tools.0: bad schema" in result.error.message
     assert "check the model id, tool schemas" in result.error.message
+
+
+class Node(BaseModel):
+    """A recursive output model."""
+
+    name: str
+    children: list[Node] = []
+
+
+async def test_sdk_path_recursive_output_model() -> None:
+    """A recursive output model's $defs/$ref schema is sent through the SDK and a nested output comes back typed."""
+    seen: list[dict[str, Any]] = []
+    tree = {"name": "root", "children": [{"name": "a", "children": [{"name": "a1", "children": []}]}]}
+    client = sdk_client(
+        [(200, message([{"type": "tool_use", "id": "t1", "name": "final_output", "input": tree}]))], seen
+    )
+    agent = define_agent(name="tree", model="claude-sonnet-4-6", output=OutputTool(Node))
+    result = await execute_agent(agent, "Draw a tree", client=client)
+    assert result.ok
+    assert result.output == Node.model_validate(tree)
+    assert isinstance(result.output.children[0].children[0], Node)
+    [sent] = seen[0]["tools"]
+    assert sent["input_schema"] == agent.tool_params()[0]["input_schema"]
+    assert sent["input_schema"]["type"] == "object"
+    assert sent["input_schema"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert "Node" in sent["input_schema"]["$defs"]

@@ -99,6 +99,7 @@ def check_response(response: object) -> Message:
             and isinstance(getattr(block, "input", None), dict)
         ):
             raise MalformedResponse(f"tool_use block {index} of the response lacks an id, a name or an input object.")
+    _check_unique_tool_use_ids(cast("Sequence[Any]", content))
     stop_reason = getattr(response, "stop_reason", None)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise MalformedResponse(f"the response's stop_reason is a {type(stop_reason).__name__}, not a string.")
@@ -106,6 +107,19 @@ def check_response(response: object) -> Message:
     if usage is not None and not all(isinstance(getattr(usage, name, None), _COUNTER_TYPES) for name in _COUNTERS):
         raise MalformedResponse("the response's usage counters are not integers.")
     return cast("Message", response)
+
+
+def _check_unique_tool_use_ids(content: Sequence[Any]) -> None:
+    # Each tool_use must be answered by exactly one tool_result, and the API refuses a turn that repeats an
+    # id: a response that does cannot be kept or answered, so none of its calls runs.
+    seen: set[str] = set()
+    for block in content:
+        if block.type == "tool_use":
+            if block.id in seen:
+                raise MalformedResponse(
+                    f"two tool_use blocks have the id {block.id!r}; tool_use ids must be unique in a response."
+                )
+            seen.add(block.id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -173,7 +173,7 @@ def validator_crash(where: Where, crash: ValidatorCrash) -> AgentError:
     return _error(
         where,
         AgentErrorCode.VALIDATOR_ERROR,
-        f"Validator {crash.validator!r} raised {type(crash.error).__name__}: {describe(crash.error)}. "
+        f"Validator {crash.validator!r} {crash.what_happened()}. "
         "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
         "anything else is a bug in the validator. Fix it and run again.",
         ValidatorErrorContext(validator=crash.validator, error_type=type(crash.error).__name__, attempt=where.attempt),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
 import weakref
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ._errors import AgentDefinitionError
+from ._numbers import is_finite_number
 
 __all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted", "Overran", "within"]
 
@@ -42,8 +42,11 @@ class ExecutionLimits:
         if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
             raise AgentDefinitionError(f"ExecutionLimits.max_total_tokens must be an int >= 1 or None, got {tokens!r}.")
         timeout = self.timeout_s
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
-            raise AgentDefinitionError(f"ExecutionLimits.timeout_s must be a positive number or None, got {timeout!r}.")
+        if timeout is not None and not (is_finite_number(timeout) and timeout > 0):
+            raise AgentDefinitionError(
+                f"ExecutionLimits.timeout_s must be a finite positive number of seconds (None for no deadline), "
+                f"got {timeout!r}."
+            )
 
 
 class Interrupted(Exception):
@@ -183,20 +186,31 @@ async def _settle(
     waiting: set[asyncio.Future[Any]] = {work} if watcher is None else {work, watcher}
     try:
         done, _ = await asyncio.wait(waiting, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        _abandon(work)  # we are cancelled, or a KeyboardInterrupt stopped the loop
+        raise
     finally:
         if watcher is not None:
             watcher.cancel()
-        if not work.done():
-            work.cancel()
-            # Its late outcome must not be reported as "exception never retrieved".
-            work.add_done_callback(_consume)
     if work in done:
         return work
+    _abandon(work)
     if not work.done():
         await asyncio.wait({work}, timeout=GRACE_S)
     return watcher if watcher is not None and watcher in done else None
 
 
+def _abandon(work: asyncio.Future[Any]) -> None:
+    """Cancel ``work`` if it is still running; its outcome, whenever it comes, is read and dropped.
+
+    Read, so that asyncio never reports it as "exception was never retrieved" — a ``KeyboardInterrupt``
+    that already stopped the loop included.
+    """
+    if not work.done():
+        work.cancel()
+    work.add_done_callback(_consume)
+
+
 def _consume(task: asyncio.Future[Any]) -> None:
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        task.result()
+    if not task.cancelled():
+        task.exception()

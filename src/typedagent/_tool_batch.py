@@ -107,7 +107,7 @@ async def _handle_outputs(execution: Execution, replies: list[Reply]) -> Attempt
         for reply in outputs:
             raw = dict(reply.block.input)
             execution.last_output = raw
-            parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw))
+            parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw, execution.warn))
             if parsed.crash is not None:
                 return _validator_crash(execution, replies, reply, parsed.crash)
             if parsed.output is None:

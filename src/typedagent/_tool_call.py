@@ -12,7 +12,7 @@ from ._callbacks import ToolKind, ToolResult
 from ._context import RunContext
 from ._failures import describe
 from ._limits import Overran, within
-from ._output import OutputTool
+from ._output import OutputTool, preview_text
 from ._rendering import render_off_loop
 from ._tools import Helper, InvalidToolInput, call_maybe_async
 from ._validation import Verdict, parse_candidate, validate_candidate
@@ -91,10 +91,13 @@ async def _invoke_and_render(helper: Helper[Any], tool_input: dict[str, Any], ct
     return await render_off_loop(await helper.invoke(tool_input, ctx), limit)
 
 
-async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, Any]) -> Verdict:
+async def preview_output(
+    reply: Reply, output: OutputTool[Any], raw: dict[str, Any], warn: Callable[[str], None]
+) -> Verdict:
     """Reflection mode: parse an output call; a valid one is previewed by the reflection handler.
 
-    Returns the parse: a crash of the output model's own validation code is the caller's to report.
+    Returns the parse: a crash of the output model's own validation code is the caller's to report. A
+    preview that is not a ``str`` is shown as text and reported to ``warn``.
     """
     parsed = parse_candidate(output.schema, raw)
     if parsed.crash is not None:
@@ -104,9 +107,13 @@ async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, A
         return parsed
     try:
         preview = await call_maybe_async(output.reflection_handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-        reply.answer(str(preview))
     except Exception as exc:
         reply.answer(feedback.reflection_failed(describe(exc)), is_error=True)
+        return parsed
+    text, warning = preview_text(output.name, preview)
+    if warning is not None:
+        warn(warning)
+    reply.answer(text)
     return parsed
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from toolkit_support import PARIS
 
@@ -9,6 +11,8 @@ from typedagent.testing import (
     ApiErrorSpec,
     Block,
     Delayed,
+    FakeAnthropicServer,
+    FakeAnthropicServerProcess,
     MalformedBody,
     ScriptedResponse,
     api_error,
@@ -134,3 +138,18 @@ def test_fault_builders() -> None:
     assert malformed_body() == MalformedBody(body='{"type": "message", "content": [', status=200)
     assert api_error(418).resolved_type == "api_error"
     assert api_error("timeout").resolved_type == "api_error"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), -1.0])
+def test_configured_delays_must_be_finite(bad: float) -> None:
+    """Delays, retry-after headers and server latencies refuse NaN, infinities and negatives."""
+    makers: list[Any] = [
+        lambda: delay(bad, "x"),
+        lambda: script_from_json([{"kind": "delay", "seconds": str(bad), "item": "x"}]),
+        lambda: api_error(429, retry_after=bad),
+        lambda: FakeAnthropicServer([], latency_ms=bad),
+        lambda: FakeAnthropicServerProcess([], latency_ms=bad),
+    ]
+    for make in makers:
+        with pytest.raises(ValueError, match="must be a finite number >= 0"):
+            make()

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias, cast
 import pydantic
 
 from .._client import STATUS_TYPES
+from .._numbers import check_non_negative
 
 __all__ = [
     "ApiErrorSpec",
@@ -121,6 +122,9 @@ class Delayed:
 
     seconds: float
     item: ScriptItem
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seconds", check_non_negative(self.seconds, "delay(seconds=...)"))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -264,7 +268,7 @@ def api_error(
     """
     extra = dict(headers or {})
     if retry_after is not None:
-        extra["retry-after"] = f"{retry_after:g}"
+        extra["retry-after"] = f"{check_non_negative(retry_after, 'api_error(retry_after=...)'):g}"
     return ApiErrorSpec(status=status, message=message, error_type=error_type, request_id=request_id, headers=extra)
 
 
