@@ -68,9 +68,12 @@ class _InProcessClient:
             item = item.item
         return self._materialize(item, request, call)
 
-    def _materialize(self, item: ScriptItem | Mapping[str, Any], request: dict[str, Any], call: int) -> Message:
-        from anthropic.types import Message
-
+    def _materialize(
+        self,
+        item: ScriptedResponse | Block | ApiErrorSpec | MalformedBody | str | Mapping[str, Any],
+        request: dict[str, Any],
+        call: int,
+    ) -> Message:
         if isinstance(item, ApiErrorSpec):
             raise item.to_exception()
         if isinstance(item, MalformedBody):
@@ -84,19 +87,28 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
-        return Message.model_validate(item)
+        return build_message(item)
+
+
+def build_message(data: Mapping[str, Any]) -> Message:
+    """A response body as the SDK's client builds it: unvalidated, nested models constructed, nothing dropped.
+
+    The SDK does not validate response bodies (unless the client is made with
+    ``_strict_response_validation=True``): it constructs the model recursively from whatever came, so a
+    block type or field newer than the installed SDK is kept, not rejected. Replayed and scripted
+    responses are built the same way, so they behave exactly like live ones.
+    """
+    from anthropic.types import Message
+
+    return Message.construct(**data)
 
 
 def _parse_malformed(item: MalformedBody) -> Message:
     """What the SDK makes of a body that is not a Message: a status error, a JSON error, or an unvalidated model."""
-    from anthropic.types import Message
-
     if item.status >= 400:
         raise ApiErrorSpec(status=item.status, message=item.body).to_exception()
     data: object = json.loads(item.body)  # the SDK lets this JSONDecodeError through, so do we
-    # The SDK does not validate response bodies by default: it builds the model from whatever came.
-    fields = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
-    return Message.model_construct(**fields)
+    return build_message(cast("dict[str, Any]", data) if isinstance(data, dict) else {})
 
 
 class ScriptedClient(_InProcessClient):
