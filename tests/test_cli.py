@@ -247,7 +247,22 @@ def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:
     done = cli("run", "examples/invoice_extraction.py:agent", "-", env=_live(api), stdin=invoice.PROMPT)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == "1280.70"
-    assert api.requests[0]["messages"] == [{"role": "user", "content": invoice.PROMPT}]
+    assert invoice.PROMPT.endswith("\n")
+    assert api.requests[0]["messages"] == [{"role": "user", "content": invoice.PROMPT.rstrip("\n")}]
+
+
+def test_cli_run_prompt_from_stdin_replays_a_run_recorded_with_the_argument(
+    api: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    """`-` drops the newline(s) that end stdin, as `"$(cat file)"` would: piping the same prompt replays the run."""
+    triage = _example("support_triage")
+    api.add(*_script("support_triage"))
+    cassette = tmp_path / "triage.json"
+    recorded = cli("run", TRIAGE, triage.PROMPT, "--record", str(cassette), env=_live(api))
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = cli("run", TRIAGE, "-", "--replay", str(cassette), stdin=triage.PROMPT + "\n")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
 
 
 @pytest.mark.parametrize(

@@ -82,7 +82,8 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
         )
         agent = dataclasses.replace(agent, validation=validation)
     deps = parse_deps(agent, args.deps_json)
-    prompt = stdin.read() if args.prompt == "-" else args.prompt
+    # Like a shell's "$(cat file)", stdin loses the newlines that end it: the same text, the same prompt.
+    prompt = stdin.read().rstrip("\n") if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise UsageError("the prompt is empty: pass the text to work on (or '-' to read it from stdin)")
     client, mode = _client(args)
