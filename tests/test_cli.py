@@ -240,6 +240,45 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
     assert api.requests[0]["system"].startswith("You review pull requests for acme/payments.")
 
 
+def test_cli_run_scripted_runs_an_example_offline_with_no_key() -> None:
+    """`run --scripted` answers from the module's scripted_client(): no key, no network, the typed output on stdout."""
+    triage = _example("support_triage")
+    done = cli("run", TRIAGE, "Ticket: my VPN drops every hour", "--scripted")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == triage.FIRST_DRAFT.model_copy(update={"kb_articles": ["KB-101"]}).model_dump()
+    assert done.stderr.startswith("▶ support_triage on claude-sonnet-4-6 · scripted model (offline) · ")
+    assert "✓ valid Triage\n" in done.stderr
+
+
+def test_cli_run_scripted_takes_the_examples_deps_unless_given() -> None:
+    """An example with deps runs with its own deps(); --deps-json still wins; a module without a script is refused."""
+    review = _example("code_review")
+    done = cli("run", "examples/code_review.py:agent", "Review this pull request.", "--scripted")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == review.REVIEW.model_dump(mode="json")
+    wrong = cli("run", "examples/code_review.py:agent", "Review.", "--scripted", "--deps-json", '{"repo": 1}')
+    assert (wrong.returncode, wrong.stdout) == (2, "")
+    assert wrong.stderr.startswith("typedagent run: error: --deps-json does not fit ")
+
+
+def test_cli_run_scripted_needs_a_scripted_client(tmp_path: Path) -> None:
+    """`--scripted` on a module with no scripted_client() is a usage error that says what to define."""
+    (tmp_path / "plain.py").write_text(
+        "from pydantic import BaseModel\n"
+        "from typedagent import OutputTool, define_agent\n\n"
+        "class Out(BaseModel):\n    answer: str\n\n"
+        "agent = define_agent(name='plain', model='m', output=OutputTool(Out))\n"
+    )
+    target = f"{tmp_path / 'plain.py'}:agent"
+    done = cli("run", target, "hi", "--scripted")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"typedagent run: error: --scripted: the module of {target} defines no scripted_client(); define one that "
+        "returns a typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a "
+        "recorded run with --replay CASSETTE\n"
+    )
+
+
 def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:
     """PROMPT `-` reads the prompt from stdin."""
     invoice = _example("invoice_extraction")
@@ -290,7 +329,8 @@ def test_cli_run_prompt_from_stdin_replays_a_run_recorded_with_the_argument(
             ["run", TRIAGE, "hi"],
             {},
             "typedagent run: error: ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with "
-            "--replay CASSETTE, or try `typedagent demo`, which runs offline\n",
+            "--replay CASSETTE, answer from the module's scripted_client() with --scripted, or try `typedagent demo`, "
+            "which runs offline\n",
         ),
     ],
     ids=["unknown-module", "not-an-agent", "bad-json", "no-key"],
@@ -398,3 +438,25 @@ def test_cli_run_ctrl_c_cancels_through_the_abort_event(api: FakeAnthropicServer
         "  1 attempt · 1 iteration · 0 tool calls · ",
         "typedagent: support_triage failed with EXECUTION_CANCELLED\n",
     )
+
+
+def test_cli_readme_commands_work_as_written_after_make_demo() -> None:
+    """The README's command-line block, pasted into a shell that has not activated .venv, runs and exits 0."""
+    if not (ROOT / ".venv" / "bin" / "activate").exists():
+        pytest.skip("the README's commands assume the .venv/ that `make demo` builds")
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## The command line") :]
+    start = section.index("```console\n") + len("```console\n")
+    commands = section[start : section.index("```", start)]
+    assert commands.startswith("source .venv/bin/activate\ntypedagent run ")
+    venv_bin = str(ROOT / ".venv" / "bin")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_") and k != "VIRTUAL_ENV"}
+    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", "").split(os.pathsep) if part != venv_bin)
+    done = subprocess.run(
+        ["bash", "-e", "-c", commands], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"kb_articles": [\n    "KB-101"\n  ]' in done.stdout
+    assert "· scripted model (offline) ·" in done.stderr
+    assert "checked 3 agents: no problems" in done.stderr
+    assert "3 of 3 examples produced a valid output (scripted model)." in done.stdout
