@@ -9,21 +9,17 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from ._items import (
-    ApiErrorSpec,
-    Block,
-    Delayed,
-    MalformedBody,
-    ScriptedResponse,
-    ScriptError,
-    ScriptItem,
-    render_message,
-)
+from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
 
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-__all__ = ["FunctionClient", "FunctionReturn", "ScriptedClient"]
+__all__ = ["FunctionClient", "FunctionReturn", "MessagesRequest", "ScriptedClient"]
+
+MessagesRequest: TypeAlias = dict[str, Any]
+"""One ``messages.create`` call as the testing clients see it: its keyword arguments (``model``, ``system``,
+``tools``, ``tool_choice``, ``messages``, …) as JSON-like data. What a ``FunctionClient`` function receives
+and what ``requests`` holds; type a function ``def model(request: MessagesRequest) -> FunctionReturn``."""
 
 FunctionReturn: TypeAlias = "Message | ScriptItem | Mapping[str, Any]"
 """What a ``FunctionClient`` function may return: a ``Message``, a script item, or a response's JSON."""
@@ -45,7 +41,7 @@ class _InProcessClient:
     _message_prefix = "msg"
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
+        self.requests: list[MessagesRequest] = []
         """Every request received, as keyword arguments (messages copied at call time)."""
         self.messages = _Messages(self)
         self._ids = itertools.count(1)
@@ -68,17 +64,12 @@ class _InProcessClient:
             item = item.item
         return self._materialize(item, request, call)
 
-    def _materialize(
-        self,
-        item: ScriptedResponse | Block | ApiErrorSpec | MalformedBody | str | Mapping[str, Any],
-        request: dict[str, Any],
-        call: int,
-    ) -> Message:
+    def _materialize(self, item: ScriptItem | Mapping[str, Any], request: dict[str, Any], call: int) -> Message:
         if isinstance(item, ApiErrorSpec):
             raise item.to_exception()
         if isinstance(item, MalformedBody):
             return _parse_malformed(item)
-        if isinstance(item, ScriptedResponse | Block | str):
+        if isinstance(item, ScriptStep | str):
             item = render_message(
                 item,
                 request,
@@ -157,9 +148,10 @@ class ScriptedClient(_InProcessClient):
 class FunctionClient(_InProcessClient):
     """A client whose answers come from a function of the request; records every request.
 
-    ``fn`` receives the request's keyword arguments as a dict (``model``, ``system``, ``tools``,
-    ``messages``, …) and returns — directly or as an awaitable — an ``anthropic.types.Message``, any
-    script item (``output_call(...)``, ``response(...)``, ``api_error(...)``, …) or a response's JSON.
+    ``fn`` receives the request's keyword arguments as a ``MessagesRequest`` dict (``model``, ``system``,
+    ``tools``, ``messages``, …) and returns — directly or as an awaitable — an ``anthropic.types.Message``,
+    any script item (``output_call(...)``, ``response(...)``, ``api_error(...)``, …) or a response's JSON,
+    which is built into a ``Message`` the way the SDK builds responses (without validation).
 
     Example:
         ``FunctionClient(lambda request: output_call(Triage(...)) if len(request["messages"]) > 1
@@ -169,7 +161,7 @@ class FunctionClient(_InProcessClient):
     _source = "FunctionClient"
     _message_prefix = "msg_function"
 
-    def __init__(self, fn: Callable[[dict[str, Any]], FunctionReturn | Awaitable[FunctionReturn]]) -> None:
+    def __init__(self, fn: Callable[[MessagesRequest], FunctionReturn | Awaitable[FunctionReturn]]) -> None:
         super().__init__()
         self.fn = fn
 
