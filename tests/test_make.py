@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,7 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _dry_run(target: str, folder: Path) -> list[str]:
     """The commands ``make TARGET`` would run in ``folder``, one per line."""
-    done = subprocess.run(["make", "-n", target], cwd=folder, capture_output=True, text=True, timeout=60, check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}  # not a sub-make of ours
+    done = subprocess.run(
+        ["make", "-n", target], cwd=folder, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
     return done.stdout.splitlines()
 
 
