@@ -250,33 +250,12 @@ def test_cli_run_scripted_runs_an_example_offline_with_no_key() -> None:
     assert "✓ valid Triage\n" in done.stderr
 
 
-def test_cli_run_scripted_takes_the_examples_deps_unless_given() -> None:
-    """An example with deps runs with its own deps(); --deps-json still wins; a module without a script is refused."""
+def test_cli_run_scripted_takes_the_examples_deps() -> None:
+    """An example with deps runs offline with its own deps(), as in the demo."""
     review = _example("code_review")
     done = cli("run", "examples/code_review.py:agent", "Review this pull request.", "--scripted")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == review.REVIEW.model_dump(mode="json")
-    wrong = cli("run", "examples/code_review.py:agent", "Review.", "--scripted", "--deps-json", '{"repo": 1}')
-    assert (wrong.returncode, wrong.stdout) == (2, "")
-    assert wrong.stderr.startswith("typedagent run: error: --deps-json does not fit ")
-
-
-def test_cli_run_scripted_needs_a_scripted_client(tmp_path: Path) -> None:
-    """`--scripted` on a module with no scripted_client() is a usage error that says what to define."""
-    (tmp_path / "plain.py").write_text(
-        "from pydantic import BaseModel\n"
-        "from typedagent import OutputTool, define_agent\n\n"
-        "class Out(BaseModel):\n    answer: str\n\n"
-        "agent = define_agent(name='plain', model='m', output=OutputTool(Out))\n"
-    )
-    target = f"{tmp_path / 'plain.py'}:agent"
-    done = cli("run", target, "hi", "--scripted")
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (
-        f"typedagent run: error: --scripted: the module of {target} defines no scripted_client(); define one that "
-        "returns a typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a "
-        "recorded run with --replay CASSETTE\n"
-    )
 
 
 def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:

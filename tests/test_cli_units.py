@@ -632,3 +632,19 @@ def test_run_json_events_show_each_response_as_the_api_sent_it(
     responses = [event for event in events if event["event"] == "model_response"]
     assert responses[0]["content"] == sent["content"]
     assert responses[1]["content"][0]["input"] == {"city": "Paris", "population": 2}
+
+
+def test_run_scripted_prefers_deps_json_and_needs_a_scripted_client(cli: Streams, tmp_path: Path) -> None:
+    """`--scripted` still validates `--deps-json`; on a module with no scripted_client() it says what to define."""
+    assert cli("run", "examples/code_review.py:agent", "Review.", "--scripted", "--deps-json", '{"repo": 1}') == 2
+    assert cli.err.getvalue().startswith("typedagent run: error: --deps-json does not fit ")
+    target = f"{_module(tmp_path, AGENT_SOURCE)}:agent"
+    cli.err.truncate(0)
+    cli.err.seek(0)
+    assert cli("run", target, "hi", "--scripted") == 2
+    assert cli.out.getvalue() == ""
+    assert cli.err.getvalue() == (
+        f"typedagent run: error: --scripted: the module of {target} defines no scripted_client(); define one that "
+        "returns a typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a "
+        "recorded run with --replay CASSETTE\n"
+    )
