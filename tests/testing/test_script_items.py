@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toolkit_support import PARIS
+from toolkit_support import PARIS, PROMPT, geo_agent
 
+from typedagent import execute_agent
 from typedagent.testing import (
     ApiErrorSpec,
     Block,
@@ -14,7 +15,10 @@ from typedagent.testing import (
     FakeAnthropicServer,
     FakeAnthropicServerProcess,
     MalformedBody,
+    ScriptedClient,
     ScriptedResponse,
+    ScriptError,
+    ScriptStep,
     api_error,
     delay,
     dropped_connection,
@@ -153,3 +157,25 @@ def test_configured_delays_must_be_finite(bad: float) -> None:
     for make in makers:
         with pytest.raises(ValueError, match="must be a finite number >= 0"):
             make()
+
+
+def test_script_helpers_all_build_script_steps() -> None:
+    """Every helper returns a ScriptStep, the one element type a mixed script has."""
+    built = [
+        tool_call("lookup"),
+        output_call(PARIS),
+        submit_call(),
+        thinking("hm"),
+        response("a", "b"),
+        api_error(529),
+        dropped_connection(),
+        delay(1, "late"),
+        malformed_body(),
+    ]
+    assert [type(item).__mro__[1] for item in built] == [ScriptStep] * len(built)
+
+
+async def test_foreign_script_steps_are_refused_with_a_message() -> None:
+    """A ScriptStep no helper builds fails the test, saying how scripts are made."""
+    with pytest.raises(ScriptError, match=r"^ScriptStep is not a script item: build scripts with the typedagent"):
+        await execute_agent(geo_agent(), PROMPT, client=ScriptedClient([ScriptStep()]))
