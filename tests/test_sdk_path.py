@@ -205,9 +205,19 @@ async def test_sdk_path_hostile_content_is_a_malformed_response(case: str) -> No
     assert pickle.loads(pickle.dumps(result)).error.message == result.error.message
 
 
-async def test_sdk_path_non_finite_numbers_are_a_malformed_response() -> None:
-    """NaN or Infinity in a tool input (JSON has neither) is 'malformed_response': it could not be sent back."""
-    raw = json.dumps(body([output_use(extra=[1.5, float("nan")])])).encode()
+UNSENDABLE = {
+    "nan": (output_use(extra=[1.5, float("nan")]), "holds a number that is not finite (NaN or infinity)"),
+    "infinity": (output_use(extra={"x": float("inf")}), "holds a number that is not finite"),
+    "surrogate-text": ({"type": "text", "text": "a\ud800b"}, "holds text with an unpaired surrogate"),
+    "surrogate-key": (output_use(extra={"k\udc00": 1}), "holds text with an unpaired surrogate"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSENDABLE))
+async def test_sdk_path_content_json_cannot_send_back_is_a_malformed_response(case: str) -> None:
+    """NaN, Infinity or an unpaired surrogate escape parse, but cannot be sent back: 'malformed_response' at once."""
+    block, reason = UNSENDABLE[case]
+    raw = json.dumps(body([block], "end_turn")).encode()  # json.dumps writes NaN, Infinity and \ud800 escapes
 
     def handle(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, content=raw, headers={"content-type": "application/json"})
@@ -217,8 +227,13 @@ async def test_sdk_path_non_finite_numbers_are_a_malformed_response() -> None:
     result = await execute_agent(triage_agent(), "x", client=client)
     assert isinstance(result, ExecuteFailure)
     assert result.error.context.error_type == "malformed_response"  # type: ignore[union-attr]
-    assert "content block 0 of the response holds a number that is not finite" in result.error.message
+    assert f"content block 0 of the response {reason}" in result.error.message
+    assert result.error.message.endswith(
+        "Text the model read (the prompt, a document, a tool result) can steer it "
+        "into such output: treat those inputs as untrusted."
+    )
     assert result.metadata.tokens.total == 15
+    assert result.metadata.messages == [{"role": "user", "content": "x"}]
 
 
 @pytest.mark.parametrize(("depth", "ok"), [(98, True), (99, False)])

@@ -71,9 +71,10 @@ def describe_api_error(exc: Exception, *, sdk_client: bool) -> ApiFailure:
 
 
 def malformed_response(cause: Exception, usage: TokenUsage | None) -> ApiFailure:
-    """A response the loop cannot read (``_response.check_response`` said why); its readable usage still counts."""
+    """A response the loop cannot read or send back (the cause says why); its readable usage still counts."""
     error_type = "malformed_response"
-    return ApiFailure(cause, None, error_type, None, _advice(None, error_type), usage=usage)
+    advice = getattr(cause, "advice", None) or _advice(None, error_type)
+    return ApiFailure(cause, None, error_type, None, advice, usage=usage)
 
 
 def not_sent(cause: Exception, error_type: str) -> ApiFailure:

@@ -25,8 +25,23 @@ serialises about 255 levels, and ``copy.deepcopy`` and the SDK's JSON encoder st
 _COUNTERS: Final = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
+_UNTRUSTED: Final = (
+    "The model's content cannot be sent back to the API, so nothing of this response was kept. Text the model read "
+    "(the prompt, a document, a tool result) can steer it into such output: treat those inputs as untrusted."
+)
+
+
 class MalformedResponse(Exception):
-    """The client returned something the loop cannot read as an ``anthropic.types.Message``."""
+    """The client returned something the loop cannot read as an ``anthropic.types.Message``, or send back.
+
+    Args:
+        message: What is wrong, as a sentence about the response.
+        advice: What to do, when it differs from the advice for a body that is not a Messages API response.
+    """
+
+    def __init__(self, message: str, advice: str | None = None) -> None:
+        super().__init__(message)
+        self.advice = advice
 
 
 def check_response(response: object) -> Message:
@@ -89,7 +104,7 @@ def _check_block(index: int, block: object) -> None:
         raise MalformedResponse(f"text block {index} of the response has no text string.")
     problem = _content_problem(block)
     if problem is not None:
-        raise MalformedResponse(f"content block {index} of the response {problem}.")
+        raise MalformedResponse(f"content block {index} of the response {problem}.", _UNTRUSTED)
 
 
 def _content_problem(block: pydantic.BaseModel) -> str | None:
@@ -99,21 +114,29 @@ def _content_problem(block: pydantic.BaseModel) -> str | None:
         value, depth = pending.pop()
         if isinstance(value, float) and not math.isfinite(value):
             return "holds a number that is not finite (NaN or infinity), which JSON cannot carry"
+        if isinstance(value, str) and not value.isascii() and not _encodable(value):
+            return "holds text with an unpaired surrogate (an escape like \\ud800), which is not valid Unicode"
         children = _children(value)
         if children is None:
             continue
         if depth > MAX_CONTENT_DEPTH:
-            return (
-                f"is nested more than {MAX_CONTENT_DEPTH} levels deep, deeper than typedagent sends back to the API "
-                "(model output can be steered into this by text the model read)"
-            )
+            return f"is nested more than {MAX_CONTENT_DEPTH} levels deep, deeper than typedagent sends back to the API"
         pending.extend((child, depth + 1) for child in children)
     return None
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _children(value: object) -> Iterable[object] | None:
     if isinstance(value, dict):
-        return cast("dict[object, object]", value).values()
+        mapping = cast("dict[object, object]", value)
+        return [*mapping.keys(), *mapping.values()]
     if isinstance(value, list | tuple):
         return cast("Sequence[object]", value)
     if isinstance(value, pydantic.BaseModel):
