@@ -497,3 +497,44 @@ async def test_api_errors_blocks_that_are_not_block_objects_are_malformed() -> N
         status_code=None, error_type="malformed_response", request_id=None, attempt=1, iteration=1
     )
     assert "content block 0 of the response is a SimpleNamespace, not a block." in result.error.message
+
+
+class _Stubborn(Exception):
+    """An exception whose ``request`` cannot be read and whose ``note`` cannot be reassigned."""
+
+    @property
+    def request(self) -> Any:
+        raise RuntimeError("no request here")
+
+    @property
+    def note(self) -> str:
+        return str(self.__dict__["note"])
+
+
+class _OddClient:
+    """A client whose key is readable but whose base_url raises, and whose calls raise ``_Stubborn``."""
+
+    api_key = "sk-ant-odd-client-secret-0123456789"
+
+    def __init__(self) -> None:
+        self.messages = self
+
+    @property
+    def base_url(self) -> Any:
+        raise RuntimeError("no base url")
+
+    async def create(self, **params: Any) -> Any:
+        error = _Stubborn(f"rejected {self.api_key}")
+        error.__dict__["note"] = f"key {self.api_key}"
+        raise error
+
+
+async def test_api_errors_odd_client_and_exception_objects_never_break_the_failure_path() -> None:
+    """Attributes that raise or refuse assignment are left alone; the key is still cut from the message."""
+    result = await execute_agent(agent(), "go", client=_OddClient())
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="_Stubborn", request_id=None, attempt=1, iteration=1
+    )
+    assert "rejected [redacted]" in result.error.message
+    assert _OddClient.api_key not in result.error.message

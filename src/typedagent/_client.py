@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._api_errors import ApiFailure, not_sent
 from ._errors import safe_str
-from ._secrets import credential_problem
+from ._secrets import attribute, credential_problem
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -90,8 +90,8 @@ def configuration_failure(client: object) -> ApiFailure | None:
     key_problem = credential_problem(client)
     if key_problem is not None:
         return not_sent(ValueError(key_problem), "invalid_api_key_format")
-    url = getattr(client, "base_url", None)
-    scheme, host = getattr(url, "scheme", None), getattr(url, "host", None)
+    url = attribute(client, "base_url")
+    scheme, host = attribute(url, "scheme"), attribute(url, "host")
     if isinstance(scheme, str) and (scheme not in ("http", "https") or not host):
         problem = ValueError(f"{_BASE_URL} is not a valid URL: it needs an http:// or https:// scheme and a host")
         return not_sent(problem, "invalid_base_url")

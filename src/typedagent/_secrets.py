@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-__all__ = ["REDACTED", "SENSITIVE_HEADERS", "credential_problem", "credentials", "scrub"]
+__all__ = ["REDACTED", "SENSITIVE_HEADERS", "attribute", "credential_problem", "credentials", "scrub"]
 
 REDACTED: Final = "[redacted]"
 
@@ -35,8 +36,8 @@ _LINE_BREAKS: Final = "\r\n"
 def credentials(client: object) -> list[str]:
     """The API key and auth token ``client`` holds, if it exposes them as the SDK's clients do."""
     found: list[str] = []
-    for attribute, _ in _CREDENTIALS:
-        value = getattr(client, attribute, None)
+    for name, _ in _CREDENTIALS:
+        value = attribute(client, name)
         if isinstance(value, str) and value.strip():
             found.append(value)
     return found
@@ -44,8 +45,8 @@ def credentials(client: object) -> list[str]:
 
 def credential_problem(client: object) -> str | None:
     """Why the client's key or token cannot go into an HTTP header, if it cannot; the value is never quoted."""
-    for attribute, label in _CREDENTIALS:
-        value = getattr(client, attribute, None)
+    for name, label in _CREDENTIALS:
+        value = attribute(client, name)
         if isinstance(value, str):
             problem = _format_problem(value)
             if problem is not None:
@@ -92,20 +93,23 @@ def scrub(exc: BaseException, secrets: Iterable[str] = ()) -> None:
     The SDK's exceptions keep the request they failed on, and its response: their sensitive headers hold the
     key, which printing the exception's attributes or pickling a failure would otherwise write out. Those
     values become ``[redacted]``, and wherever one of them, or one of ``secrets``, is quoted in an exception's
-    message or text attributes (an HTTP library refusing a header quotes its value), it is cut out too.
+    message or text attributes (an HTTP library refusing a header quotes its value), it is cut out too. Never
+    raises: whatever an odd exception object refuses is left as it is.
     """
     chain = list(_chain(exc))
     found = {part for secret in secrets for part in _parts(secret)}
     for item in chain:
         for headers in _headers_of(item):
-            for name in list(headers.keys()):
-                if str(name).lower() in SENSITIVE_HEADERS:
-                    found.update(_parts(str(headers[name])))
-                    headers[name] = REDACTED
+            with contextlib.suppress(Exception):
+                for name in list(headers.keys()):
+                    if str(name).lower() in SENSITIVE_HEADERS:
+                        found.update(_parts(str(headers[name])))
+                        headers[name] = REDACTED
     tokens = sorted(found, key=len, reverse=True)
     if tokens:
         for item in chain:
-            _cut(item, tokens)
+            with contextlib.suppress(Exception):
+                _cut(item, tokens)
 
 
 def _parts(secret: str) -> set[str]:
@@ -128,16 +132,19 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _headers_of(item: BaseException) -> Iterator[Any]:
     """The header maps of the requests and responses an exception holds (an httpx-style ``headers`` each)."""
-    for attribute in ("request", "response"):
-        holder = _attribute(item, attribute)
-        for owner in (holder, _attribute(holder, "request")):
-            headers = _attribute(owner, "headers")
+    for name in ("request", "response"):
+        holder = attribute(item, name)
+        for owner in (holder, attribute(holder, "request")):
+            headers = attribute(owner, "headers")
             if hasattr(headers, "keys") and hasattr(headers, "__setitem__"):
                 yield headers
 
 
-def _attribute(owner: object, name: str) -> Any:
-    # httpx's Request/Response properties raise (not AttributeError) when the object they read was never set.
+def attribute(owner: object, name: str) -> Any:
+    """``getattr(owner, name, None)``, but None when reading it raises anything (a property of a foreign object).
+
+    httpx's ``Request``/``Response`` properties, for one, raise ``RuntimeError`` when what they read was never set.
+    """
     try:
         return getattr(owner, name, None)
     except Exception:
@@ -152,7 +159,9 @@ def _cut(item: BaseException, tokens: list[str]) -> None:
             value = value.replace(token, REDACTED)
         return value
 
-    item.args = tuple(clean(arg) for arg in item.args)
+    cleaned = tuple(clean(arg) for arg in item.args)
+    if cleaned != item.args:
+        item.args = cleaned
     for name, value in list(getattr(item, "__dict__", {}).items()):
-        if isinstance(value, str):
+        if isinstance(value, str) and clean(value) != value:
             setattr(item, name, clean(value))
