@@ -40,7 +40,9 @@ class MessagesClient(Protocol):
     """Any object with an async ``messages.create(**params)`` returning an ``anthropic.types.Message``.
 
     ``AsyncAnthropic``, ``AsyncAnthropicBedrock``, ``AsyncAnthropicVertex`` and the clients of
-    ``typedagent.testing`` all qualify.
+    ``typedagent.testing`` all qualify. What the call raises while it is awaited comes back as an
+    ``API_ERROR`` result; what calling ``create`` raises, before it returns anything to await (a
+    keyword it does not take), is a programming error and propagates.
     """
 
     @property
