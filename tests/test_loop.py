@@ -65,7 +65,9 @@ async def test_loop_output_only_success() -> None:
 async def test_loop_request_shape() -> None:
     """Each request carries model, max_tokens, system with the protocol note, tools, tool_choice any, caching."""
     client = ScriptedClient([output_call(GOOD)])
-    agent = triage_agent(instructions="You triage tickets.", helpers=[lookup], model_settings={"temperature": 0.2})
+    agent = triage_agent(
+        instructions="You triage tickets.", helpers=[lookup], model_settings={"stop_sequences": ["END"]}
+    )
     await run(agent, client)
     request = client.requests[0]
     assert request["model"] == "claude-sonnet-4-6"
@@ -76,7 +78,7 @@ async def test_loop_request_shape() -> None:
     assert [t["name"] for t in request["tools"]] == ["lookup", "final_output"]
     assert request["tool_choice"] == {"type": "any"}
     assert request["cache_control"] == {"type": "ephemeral"}
-    assert request["temperature"] == 0.2
+    assert request["stop_sequences"] == ["END"]
 
 
 async def test_loop_helpers_then_output() -> None:

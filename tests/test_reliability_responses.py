@@ -18,6 +18,7 @@ from typedagent import (
     ValidationConfig,
     define_agent,
     execute_agent,
+    tool,
 )
 from typedagent.testing import (
     FunctionClient,
@@ -26,6 +27,7 @@ from typedagent.testing import (
     conversation_problems,
     output_call,
     response,
+    tool_call,
 )
 
 
@@ -110,3 +112,26 @@ async def test_deeply_nested_tool_input_is_a_malformed_response(client_kind: str
     assert result.metadata.tokens.total == 15
     assert result.metadata.messages == [{"role": "user", "content": "go"}]
     assert seen == []
+
+
+async def test_duplicate_tool_use_ids_fail_as_malformed_response() -> None:
+    """Two tool_use blocks with one id cannot be answered (the API rejects the turn): API_ERROR, nothing runs."""
+    ran: list[int] = []
+
+    @tool
+    def count(n: int) -> int:
+        """Count."""
+        ran.append(n)
+        return n
+
+    duplicated = response(tool_call("count", {"n": 1}, id="toolu_same"), tool_call("count", {"n": 2}, id="toolu_same"))
+    client = ScriptedClient([duplicated])
+    result = await execute_agent(agent(helpers=[count]), "x", client=client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert isinstance(result.error.context, ApiErrorContext)
+    assert result.error.context.error_type == "malformed_response"
+    assert "two tool_use blocks have the id 'toolu_same'" in result.error.message
+    assert ran == []
+    assert len(client.requests) == 1
+    assert_valid_conversation(result.metadata.messages)

@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from pydantic import BaseModel
 from support import GOOD, Triage, reflecting, triage_agent
 
 from typedagent import (
@@ -16,7 +17,9 @@ from typedagent import (
     ApiErrorContext,
     ExecuteCallbacks,
     ExecuteFailure,
+    OutputTool,
     ValidationConfig,
+    define_agent,
     execute_agent,
     tool,
 )
@@ -256,3 +259,29 @@ async def test_sdk_path_content_nested_up_to_the_limit_is_kept(depth: int, ok: b
         assert isinstance(result, ExecuteFailure)
         assert result.error.context.error_type == "malformed_response"  # type: ignore[union-attr]
         assert len(seen) == 1
+
+
+class Node(BaseModel):
+    """A recursive output model."""
+
+    name: str
+    children: list[Node] = []
+
+
+async def test_sdk_path_recursive_output_model() -> None:
+    """A recursive output model's $defs/$ref schema is sent through the SDK and a nested output comes back typed."""
+    seen: list[dict[str, Any]] = []
+    tree = {"name": "root", "children": [{"name": "a", "children": [{"name": "a1", "children": []}]}]}
+    client = sdk_client(
+        [(200, message([{"type": "tool_use", "id": "t1", "name": "final_output", "input": tree}]))], seen
+    )
+    agent = define_agent(name="tree", model="claude-sonnet-4-6", output=OutputTool(Node))
+    result = await execute_agent(agent, "Draw a tree", client=client)
+    assert result.ok
+    assert result.output == Node.model_validate(tree)
+    assert isinstance(result.output.children[0].children[0], Node)
+    [sent] = seen[0]["tools"]
+    assert sent["input_schema"] == agent.tool_params()[0]["input_schema"]
+    assert sent["input_schema"]["type"] == "object"
+    assert sent["input_schema"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert "Node" in sent["input_schema"]["$defs"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import sqlite3
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 from support import GOOD, results_of, run, triage_agent
 
-from typedagent import HelperTool, RunContext, Tool, execute_agent, tool
+from typedagent import AgentDefinitionError, HelperTool, RunContext, Tool, execute_agent, tool
 from typedagent.testing import ScriptedClient, output_call, tool_call
 
 
@@ -212,3 +214,125 @@ async def test_tool_sync_function_returning_awaitable() -> None:
         triage_agent(helpers=[raw]), ScriptedClient([tool_call("greet", {"name": "Bo"}), output_call(GOOD)])
     )
     assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "hi Bo", False)]
+
+
+async def test_tools_async_handler_returning_a_coroutine_is_awaited() -> None:
+    """An async handler that returns a coroutine has it awaited: the model gets its value, no warning is left."""
+
+    async def inner() -> str:
+        return "inner value"
+
+    async def handler(tool_input: dict[str, Any]) -> Any:
+        return inner()
+
+    helper = HelperTool(definition={"name": "wrapped", "input_schema": {"type": "object"}}, handler=handler)
+    client = ScriptedClient([tool_call("wrapped"), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[helper]), client)
+    assert result.ok
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "inner value", False)]
+
+
+class Library:
+    """A class whose methods are tools."""
+
+    def __init__(self, books: dict[str, str]) -> None:
+        self.books = books
+
+    @tool
+    def author(self, title: str) -> str:
+        """Find a book's author.
+
+        Args:
+            title: The book's title.
+        """
+        return self.books.get(title, "unknown")
+
+    @tool(name="shelf_size")
+    async def size(self, ctx: RunContext[None]) -> int:
+        """How many books the library has."""
+        return len(self.books) + ctx.attempt
+
+
+async def test_tool_method_binds_to_its_instance() -> None:
+    """@tool on a method: used from an instance, the tool is bound, ``self`` is not in its schema, and it runs."""
+    library = Library({"Dune": "Frank Herbert"})
+    assert library.author.to_param() == {
+        "name": "author",
+        "description": "Find a book's author.",
+        "input_schema": {
+            "properties": {"title": {"description": "The book's title.", "title": "Title", "type": "string"}},
+            "required": ["title"],
+            "type": "object",
+        },
+    }
+    assert library.size.to_param()["input_schema"] == {"properties": {}, "type": "object"}
+    assert library.author("Dune") == "Frank Herbert"
+    assert Library.author(library, "Dune") == "Frank Herbert"  # through the class, like a plain method
+    client = ScriptedClient([tool_call("author", {"title": "Dune"}), tool_call("shelf_size"), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[library.author, library.size]), client)
+    assert result.ok
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "Frank Herbert", False)]
+    assert results_of(result.metadata.messages[4]) == [("toolu_02_002", "2", False)]
+
+
+def test_tool_method_from_the_class_is_rejected() -> None:
+    """Passing the method through the class (no instance to bind) is a definition error saying what to pass."""
+    with pytest.raises(
+        AgentDefinitionError, match=r"method of Library: pass it from an instance, helpers=\[obj\.author\]"
+    ):
+        triage_agent(helpers=[Library.author])
+
+
+def test_tool_stored_on_a_class_is_not_bound() -> None:
+    """A module-level tool stored as a class attribute stays itself when read from an instance."""
+
+    class Holder:
+        kb = search
+
+    assert Holder().kb is search
+
+
+def test_tool_unsupported_parameter_type_points_to_deps() -> None:
+    """A parameter type the model cannot send (a connection) points to RunContext deps, not pydantic's config."""
+
+    def query(conn: sqlite3.Connection, sql: str) -> str:
+        return sql
+
+    with pytest.raises(AgentDefinitionError) as caught:
+        tool(query)
+    message = str(caught.value)
+    assert "parameter 'conn'" in message
+    assert "RunContext" in message
+    assert "deps" in message
+    assert "arbitrary_types_allowed" not in message
+
+
+async def test_tool_parameters_named_like_model_attributes() -> None:
+    """Parameters named ``json``, ``schema`` or ``model_dump`` work, with no pydantic warning (warnings fail here)."""
+
+    @tool
+    def convert(json: str, schema: str = "v1", model_dump: int = 0) -> str:
+        """Convert a document."""
+        return f"{json}|{schema}|{model_dump}"
+
+    assert convert.input_schema == {
+        "properties": {
+            "json": {"title": "Json", "type": "string"},
+            "schema": {"default": "v1", "title": "Schema", "type": "string"},
+            "model_dump": {"default": 0, "title": "Model Dump", "type": "integer"},
+        },
+        "required": ["json"],
+        "type": "object",
+    }
+    client = ScriptedClient(
+        [
+            tool_call("convert", {"json": "{}", "model_dump": 2}),
+            tool_call("convert", {"schema": "v2"}),
+            output_call(GOOD),
+        ]
+    )
+    result = await run(triage_agent(helpers=[convert]), client)
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", "{}|v1|2", False)]
+    [(_, content, is_error)] = results_of(result.metadata.messages[4])
+    assert is_error
+    assert "- json: Field required" in content

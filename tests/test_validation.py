@@ -10,6 +10,7 @@ from pydantic import BaseModel, field_validator
 from support import GOOD, Triage, assert_api_valid, reflecting, results_of, run, triage_agent
 
 from typedagent import (
+    AgentDefinitionError,
     AgentErrorCode,
     AttemptErrorsContext,
     AttemptOutcome,
@@ -327,3 +328,170 @@ async def test_reflection_submit_before_output_keeps_schema_problems() -> None:
     first = result.metadata.attempts[0]
     assert first.outcome is AttemptOutcome.SUBMIT_BEFORE_OUTPUT
     assert first.validation_errors[1:] == ("severity: Input should be less than or equal to 5",)
+
+
+class Unrepresentable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@pytest.mark.parametrize(
+    ("returned", "shown"),
+    [
+        (False, "False"),
+        (True, "True"),
+        ("looks wrong", "'looks wrong'"),
+        (0, "0"),
+        (Unrepresentable(), "<Unrepresentable object>"),
+    ],
+)
+async def test_validation_validator_returning_a_value_is_validator_error(returned: object, shown: str) -> None:
+    """A validator must reject by raising: one that returns a value (even False) fails with VALIDATOR_ERROR."""
+
+    def check(out: Triage) -> object:
+        return returned
+
+    client = ScriptedClient([output_call(GOOD)])
+    result = await run(triage_agent(validators=[check]), client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert f"returned {shown} instead of None" in result.error.message
+    assert "reject an output by raising OutputRejected" in result.error.message
+    assert result.error.context == ValidatorErrorContext(
+        validator="test_validation_validator_returning_a_value_is_validator_error.<locals>.check",
+        error_type="TypeError",
+        attempt=1,
+    )
+    assert result.error.last_output == GOOD.model_dump()
+
+
+async def test_validation_async_validator_returning_none_passes() -> None:
+    """An async validator that returns None (the awaited value) accepts the candidate."""
+
+    async def check(out: Triage) -> None:
+        await asyncio.sleep(0)
+
+    result = await run(triage_agent(validators=[check]), ScriptedClient([output_call(GOOD)]))
+    assert result.ok
+
+
+class TerseRejection(OutputRejected):
+    """A subclass that skips OutputRejected.__init__."""
+
+    def __init__(self, reason: str) -> None:
+        Exception.__init__(self, f"terse: {reason}")
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+async def test_validation_odd_rejections_do_not_crash() -> None:
+    """OutputRejected subclasses without ``.message``, and non-str messages, still become feedback."""
+
+    def terse(out: Triage) -> None:
+        raise TerseRejection("cite a source")
+
+    def numeric(out: Triage) -> None:
+        raise OutputRejected(42)  # type: ignore[arg-type]
+
+    def unprintable(out: Triage) -> None:
+        raise OutputRejected(Unprintable())  # type: ignore[arg-type]
+
+    client = ScriptedClient([output_call(GOOD)])
+    result = await run(
+        triage_agent(validators=[terse, numeric, unprintable], validation=ValidationConfig(max_attempts=1)), client
+    )
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATION_FAILED
+    problems = ("terse: cite a source", "42", "<exception str() failed>")
+    assert result.error.context == AttemptErrorsContext(attempt_errors=(problems,))
+    [(_, content, is_error)] = results_of(result.metadata.messages[2])
+    assert is_error
+    assert all(problem in content for problem in problems)
+
+
+@pytest.mark.parametrize(
+    ("preview", "shown", "type_name"),
+    [({"severity": 2}, "{'severity': 2}", "dict"), (Unprintable(), "<Unprintable object>", "Unprintable")],
+)
+async def test_reflection_handler_returning_non_str_warns_and_keeps_candidate(
+    caplog: pytest.LogCaptureFixture, preview: object, shown: str, type_name: str
+) -> None:
+    """A reflection handler returning a non-str is shown as text, logged on 'typedagent' and kept in the metadata."""
+    client = ScriptedClient([output_call(GOOD), submit_call()])
+    output = OutputTool(Triage, reflection_handler=lambda out: preview)  # type: ignore[arg-type, return-value]
+    with caplog.at_level("WARNING", logger="typedagent"):
+        result = await run(triage_agent(output=output), client)
+    assert result.ok
+    assert result.output == GOOD
+    assert results_of(result.metadata.messages[2]) == [("toolu_01_001", shown, False)]
+    expected = (
+        f"reflection_handler of output tool 'final_output' returned {type_name}, not str; "
+        "its str() was shown to the model"
+    )
+    assert result.metadata.warnings == (expected,)
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("typedagent", "WARNING", f"agent 'triage': {expected}")
+    ]
+
+
+class Node(BaseModel):
+    """A recursive output model."""
+
+    name: str
+    children: list[Node] = []
+
+
+async def test_validation_recursive_output_model() -> None:
+    """A recursive output model is sent with $defs/$ref and a nested candidate is parsed and validated."""
+    agent = define_agent(name="tree", model="claude-sonnet-4-6", output=OutputTool(Node))
+    [param] = agent.tool_params()
+    schema: dict[str, Any] = dict(param["input_schema"])
+    assert schema["type"] == "object"
+    assert schema["required"] == ["name"]
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert schema["$defs"]["Node"]["properties"] == schema["properties"]
+    tree = Node(name="root", children=[Node(name="a", children=[Node(name="a1")]), Node(name="b")])
+    client = ScriptedClient(
+        [output_call({"name": "root", "children": [{"name": "x", "children": [{}]}]}), output_call(tree)]
+    )
+    result = await execute_agent(agent, "Draw a tree", client=client)
+    assert result.ok
+    assert result.output == tree
+    [(_, content, _)] = results_of(result.metadata.messages[2])
+    assert "- children.0.children.0.name: Field required" in content
+    assert client.requests[0]["tools"] == [param]
+
+
+class Expression(BaseModel):
+    """Recursive through a union and a second model."""
+
+    operator: str
+    operands: list[Expression | Literal_] | None = None
+
+
+class Literal_(BaseModel):
+    value: float
+    note: Expression | None = None
+
+
+@pytest.mark.parametrize("model", [Node, Expression])
+def test_validation_recursive_output_model_cannot_be_strict(model: type[BaseModel]) -> None:
+    """Strict tools cannot use recursive schemas (the API refuses them): a definition error says so."""
+    with pytest.raises(AgentDefinitionError, match=r"recursive.*strict=False"):
+        OutputTool(model, strict=True)
+
+
+def test_validation_nested_models_can_be_strict() -> None:
+    """A schema with $defs that do not refer back to themselves is not recursive and may be strict."""
+
+    class Inner(BaseModel):
+        x: int
+
+    class Outer(BaseModel):
+        inner: Inner
+        more: list[Inner]
+
+    assert OutputTool(Outer, strict=True).to_param()["strict"] is True  # type: ignore[typeddict-item]

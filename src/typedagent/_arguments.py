@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+import asyncio
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ._callbacks import ExecuteCallbacks
 from ._definition import AgentDefinition
@@ -23,6 +26,8 @@ class _Missing:
 MISSING: Final = _Missing()
 """``deps`` was not passed (``None`` is a valid value)."""
 
+HISTORY_SHAPE: Final = "{'role': 'user' or 'assistant', 'content': a str or a list of content blocks}"
+
 
 def check_arguments(
     agent: AgentDefinition[Any, Any],
@@ -31,8 +36,10 @@ def check_arguments(
     limits: ExecutionLimits | None,
     callbacks: ExecuteCallbacks | None,
     history: Sequence[MessageParam] | None,
+    client: object = None,
+    abort_event: object = None,
 ) -> None:
-    """Raise ``TypeError`` for arguments no execution can run with, before anything is sent."""
+    """Raise ``TypeError`` (``ValueError`` for a history the API would refuse) before anything is sent."""
     if not isinstance(agent, AgentDefinition):
         raise TypeError(f"execute_agent() needs an AgentDefinition from define_agent(), got {type(agent).__name__}.")
     if not isinstance(prompt, str) and not (isinstance(prompt, Sequence) and all(isinstance(b, dict) for b in prompt)):
@@ -48,8 +55,85 @@ def check_arguments(
         raise TypeError(f"limits must be an ExecutionLimits, got {type(limits).__name__}.")
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
-    if history is not None and not (
-        isinstance(history, Sequence)
-        and all(isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in history)
-    ):
-        raise TypeError("message_history must be a list of Messages API messages ({'role': ..., 'content': ...}).")
+    if history is not None:
+        _check_history(history, prompt)
+    if client is not None:
+        _check_client(client)
+    if abort_event is not None and not _is_event(abort_event):
+        raise TypeError(
+            f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "
+            "create one, pass it, and call its set() to cancel the execution."
+        )
+
+
+def _is_event(value: object) -> bool:
+    # Anything else with an is_set() method (a multiprocessing event) is polled like a threading.Event.
+    return isinstance(value, threading.Event | asyncio.Event) or callable(getattr(value, "is_set", None))
+
+
+def _check_client(client: object) -> None:
+    if isinstance(client, type):
+        raise TypeError(f"client is the class {client.__name__}: pass an instance, e.g. client={client.__name__}(...).")
+    messages = getattr(client, "messages", None)
+    if not callable(getattr(messages, "create", None)):
+        raise TypeError(
+            "client must have an async messages.create(...) (an AsyncAnthropic, AsyncAnthropicBedrock, "
+            f"AsyncAnthropicVertex or a typedagent.testing client), got {type(client).__name__}."
+        )
+    if _is_sync_sdk_resource(messages):
+        raise TypeError(
+            f"client is a synchronous Anthropic SDK client ({type(client).__name__}): use anthropic.AsyncAnthropic "
+            "(or the Async variant of your client); execute_agent awaits messages.create."
+        )
+
+
+def _is_sync_sdk_resource(resource: object) -> bool:
+    # Only an SDK that is already imported can have made the client: never import it just to check.
+    module = sys.modules.get("anthropic._resource")
+    sync_resource = getattr(module, "SyncAPIResource", None)
+    return isinstance(sync_resource, type) and isinstance(resource, sync_resource)
+
+
+def _check_history(history: Sequence[MessageParam], prompt: str | Sequence[ContentBlockParam]) -> None:
+    if isinstance(history, str) or not isinstance(history, Sequence):
+        raise TypeError(f"message_history must be a list of Messages API messages ({HISTORY_SHAPE}).")
+    for index, message in enumerate(cast("Sequence[object]", history)):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):  # pyright: ignore[reportUnknownMemberType]
+            raise TypeError(
+                f"message_history must be a list of Messages API messages ({HISTORY_SHAPE}); "
+                f"message_history[{index}] is {message!r:.100}."
+            )
+        entry = cast("Mapping[str, object]", message)
+        if "content" not in entry:
+            raise TypeError(f"message_history[{index}] has no 'content': each message is {HISTORY_SHAPE}.")
+        content = entry["content"]
+        if not isinstance(content, str | list | tuple):
+            raise TypeError(
+                f"message_history[{index}]['content'] must be a str or a list of content blocks, "
+                f"got {type(content).__name__}."
+            )
+    unanswered: set[str] = _tool_use_ids(history[-1]) - _tool_result_ids(prompt) if history else set()
+    if unanswered:
+        raise ValueError(
+            f"message_history ends with an assistant turn whose tool_use {', '.join(map(repr, sorted(unanswered)))} "
+            "has no tool_result, which the API refuses. Answer it (pass the tool_result blocks as the prompt, or "
+            "append a user message holding them) or drop that turn."
+        )
+
+
+def _blocks(content: object) -> list[Any]:
+    return [] if isinstance(content, str) else list(cast("Sequence[Any]", content))
+
+
+def _field(block: object, name: str) -> object:
+    return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _tool_use_ids(message: MessageParam) -> set[str]:
+    if message["role"] != "assistant":
+        return set()
+    return {str(_field(b, "id")) for b in _blocks(message["content"]) if _field(b, "type") == "tool_use"}
+
+
+def _tool_result_ids(prompt: str | Sequence[ContentBlockParam]) -> set[str]:
+    return {str(_field(b, "tool_use_id")) for b in _blocks(prompt) if _field(b, "type") == "tool_result"}

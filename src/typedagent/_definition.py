@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import copy
+import difflib
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, cast, overload
 
 import pydantic
 from typing_extensions import TypeVar
 
 from ._context import RunContext
 from ._errors import AgentDefinitionError
+from ._frozen import freeze, thaw
+from ._numbers import is_finite_number
 from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
 from ._tools import Helper, HelperTool, Tool
 
@@ -36,6 +39,10 @@ Instructions: TypeAlias = str | Callable[[RunContext[DepsT]], str]
 RESERVED_SETTINGS: Final = frozenset(
     {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream", "cache_control"}
 )
+TRANSPORT_SETTINGS: Final = frozenset({"extra_body", "extra_headers", "extra_query", "timeout"})
+"""The SDK's per-request options, accepted by every ``messages.create``."""
+BETA_SETTINGS: Final = frozenset({"betas", "mcp_servers", "context_management", "container"})
+"""Parameters of the beta ``messages.create`` accepted too (a beta client sends them)."""
 
 
 def _check_count(value: object, name: str) -> None:
@@ -81,14 +88,16 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     max_tokens: int
     """``max_tokens`` of each response."""
     model_settings: Mapping[str, Any]
-    """Extra Messages API parameters passed through (temperature, thinking, metadata, …)."""
+    """Extra Messages API parameters passed through (thinking, metadata, stop_sequences, …): a deep,
+    read-only copy (mappings are read-only views, lists are tuples)."""
     deps_type: type[DepsT] | None
     """Type of the run-time dependencies, or None."""
     prompt_caching: bool
     """Send top-level ``cache_control`` so the prompt prefix is cached."""
     max_tool_result_chars: int
     """Tool results longer than this are cut, with a visible marker."""
-    _tool_params: tuple[ToolParam, ...] = field(repr=False, compare=False)
+    _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+    """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
     _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
     _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
 
@@ -102,7 +111,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
         A fresh copy: changing it does not change the agent.
         """
-        return copy.deepcopy(list(self._tool_params))
+        return cast("list[ToolParam]", thaw(self._tool_params))
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -179,7 +188,8 @@ def define_agent(
         AgentDefinitionError: anything invalid, with a message that says how to fix it.
     """
     _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
-    settings = _checked_settings(model_settings)
+    _check_containers(helpers, validators, validation, model_settings)
+    settings = _checked_settings(model_settings or {}, max_tokens)
     helpers_by_name = _helpers_by_name(helpers, output)
     takes_ctx = [_takes_ctx(validator) for validator in validators]
     return AgentDefinition(
@@ -191,7 +201,7 @@ def define_agent(
         validators=tuple(validators),
         validation=validation if validation is not None else ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=MappingProxyType(settings),
+        model_settings=freeze(settings),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
@@ -225,15 +235,86 @@ def _check_fields(
             raise AgentDefinitionError(f"define_agent({label}=...) must be an int >= 1, got {value!r}.")
 
 
-def _checked_settings(model_settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    settings = dict(model_settings or {})
+def _check_containers(helpers: object, validators: object, validation: object, model_settings: object) -> None:
+    for label, value in (("helpers", helpers), ("validators", validators)):
+        if callable(value) or isinstance(value, HelperTool | str) or not isinstance(value, Iterable):
+            shown = getattr(value, "__name__", None) or "..."
+            raise AgentDefinitionError(
+                f"define_agent({label}=...) must be a list, got {type(value).__name__}: "
+                f"write {label}=[{shown}] even for one."
+            )
+    if validation is not None and not isinstance(validation, ValidationConfig):
+        raise AgentDefinitionError(
+            f"define_agent(validation=...) must be a ValidationConfig, got {type(validation).__name__}: "
+            "write validation=ValidationConfig(max_attempts=..., max_iterations_per_attempt=...)."
+        )
+    if model_settings is not None and not isinstance(model_settings, Mapping):
+        raise AgentDefinitionError(
+            f"define_agent(model_settings=...) must be a dict of messages.create parameters, "
+            f"got {type(model_settings).__name__}."
+        )
+
+
+def _checked_settings(model_settings: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
+    settings = dict(model_settings)
     reserved = sorted(RESERVED_SETTINGS & settings.keys())
     if reserved:
         raise AgentDefinitionError(
             f"model_settings cannot set {', '.join(map(repr, reserved))}: typedagent builds those itself "
             "(use max_tokens= and prompt_caching= on define_agent)."
         )
+    if settings:
+        known = settings_keys()
+        for key in settings:
+            if key not in known:
+                raise AgentDefinitionError(_unknown_setting(key, known))
+    _check_thinking(settings.get("thinking"), max_tokens)
+    timeout = settings.get("timeout")
+    if isinstance(timeout, int | float) and not (is_finite_number(timeout) and timeout > 0):
+        raise AgentDefinitionError(
+            f"model_settings['timeout'] must be a finite positive number of seconds, got {timeout!r}."
+        )
     return settings
+
+
+@functools.cache
+def settings_keys() -> frozenset[str]:
+    """What ``model_settings`` may hold: the SDK's ``messages.create`` parameters typedagent does not build.
+
+    That is the installed SDK's parameters, its transport options (``extra_body``, ``timeout``, …) and the
+    beta parameters ``BETA_SETTINGS``. Read from the SDK's own ``MessageCreateParams`` once, on the first
+    agent with settings (importing the SDK then, not with typedagent).
+    """
+    from anthropic.types.beta.message_create_params import MessageCreateParamsBase as BetaParams
+    from anthropic.types.message_create_params import MessageCreateParamsBase as Params
+
+    beta = BETA_SETTINGS & BetaParams.__annotations__.keys()
+    return frozenset(Params.__annotations__.keys() - RESERVED_SETTINGS | TRANSPORT_SETTINGS | beta)
+
+
+def _unknown_setting(key: str, known: frozenset[str]) -> str:
+    from anthropic import __version__
+
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = (
+        f"did you mean {close[0]!r}?"
+        if close
+        else f"the parameters it takes are {', '.join(sorted(known))}. A parameter the SDK does not know yet "
+        "can be sent as extra_body={...}."
+    )
+    return f"model_settings key {key!r} is not a parameter of messages.create in anthropic {__version__}: {hint}"
+
+
+def _check_thinking(thinking: object, max_tokens: int) -> None:
+    if not isinstance(thinking, Mapping):
+        return
+    budget = thinking.get("budget_tokens")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(budget, int) and budget >= max_tokens:
+        raise AgentDefinitionError(
+            f"model_settings['thinking']['budget_tokens'] ({budget}) must be below max_tokens ({max_tokens}): "
+            "the thinking budget is part of each response's max_tokens. Raise define_agent(max_tokens=...) or "
+            "lower the budget."
+        )
 
 
 def _helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) -> dict[str, Helper[Any]]:
@@ -243,6 +324,11 @@ def _helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) ->
             raise AgentDefinitionError(
                 f"helpers must hold @tool functions or HelperTool objects, got {helper!r}: "
                 "decorate the function with @tool or wrap it as HelperTool(definition=..., handler=...)."
+            )
+        if isinstance(helper, Tool) and helper.unbound_method_of is not None:
+            raise AgentDefinitionError(
+                f"Tool {helper.name!r} is a method of {helper.unbound_method_of}: pass it from an instance, "
+                f"helpers=[obj.{helper.fn.__name__}], so that self is bound."
             )
         if helper.name in by_name:
             raise AgentDefinitionError(f"Two helpers are named {helper.name!r}: tool names must be unique.")
@@ -258,19 +344,31 @@ def _helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) ->
     return by_name
 
 
-def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tuple[ToolParam, ...]:
-    # Copied once, here: the definition must not change when a caller edits a dict it passed in.
-    params = [copy.deepcopy(helper.to_param()) for helper in helpers]
+def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tuple[Mapping[str, Any], ...]:
+    # Frozen once, here: the definition must not change when a caller edits a dict it passed in or got back.
+    params = [helper.to_param() for helper in helpers]
     params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())
-    return tuple(params)
+    return tuple(freeze(param) for param in params)
 
 
 def _takes_ctx(validator: object) -> bool:
     if not callable(validator):
         raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
-    return _positional_arity(validator) >= 2
+    takes_ctx = _positional_arity(validator) >= 2
+    try:
+        signature = inspect.signature(validator)
+    except (TypeError, ValueError):
+        return takes_ctx  # a builtin without a signature: a wrong call shows up as VALIDATOR_ERROR
+    try:
+        signature.bind(*(("output", "ctx") if takes_ctx else ("output",)))
+    except TypeError:
+        raise AgentDefinitionError(
+            f"validators take (output) or (output, ctx); "
+            f"{getattr(validator, '__qualname__', validator)!r}{signature} cannot be called either way."
+        ) from None
+    return takes_ctx
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 __all__ = [
     "AgentDefinitionError",
@@ -245,6 +245,46 @@ class AgentError:
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
+
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.API_ERROR]) -> ApiErrorContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.EXECUTION_CANCELLED]) -> CancelledContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.TIMEOUT]) -> TimeoutContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.TOKEN_BUDGET_EXCEEDED]) -> TokenBudgetContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.MAX_ITERATIONS]) -> MaxIterationsContext | None: ...
+    @overload
+    def context_for(
+        self,
+        code: Literal[
+            AgentErrorCode.VALIDATION_FAILED,
+            AgentErrorCode.INVALID_RESPONSE,
+            AgentErrorCode.SUBMIT_BEFORE_OUTPUT,
+            AgentErrorCode.MAX_TOKENS,
+        ],
+    ) -> AttemptErrorsContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.VALIDATOR_ERROR]) -> ValidatorErrorContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.REFUSAL]) -> RefusalContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.CONTEXT_WINDOW_EXCEEDED]) -> ContextWindowContext | None: ...
+    @overload
+    def context_for(self, code: AgentErrorCode) -> ErrorContext | None: ...
+    def context_for(self, code: AgentErrorCode) -> ErrorContext | None:
+        """This error's ``context``, typed for ``code``, when the error has that code; else None.
+
+        ``context`` is a union of every code's context class; asking for one code narrows it in both
+        mypy and pyright: ``if (api := error.context_for(AgentErrorCode.API_ERROR)) is not None:
+        api.status_code``.
+
+        Args:
+            code: The code whose context you want.
+        """
+        return self.context if self.code == code else None
 
 
 def safe_str(exc: BaseException) -> str:

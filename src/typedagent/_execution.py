@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from ._definition import AgentDefinition
 
 __all__ = ["Execution"]
+
+logger = logging.getLogger("typedagent")
 
 
 @dataclass(slots=True)
@@ -46,6 +49,8 @@ class Execution:
     records: list[AttemptRecord] = field(default_factory=list[AttemptRecord])
     last_output: dict[str, Any] | None = None
     """The raw input of the last output-tool call: kept on every failure, so nothing the model produced is lost."""
+    warnings: list[str] = field(default_factory=list[str])
+    """Problems in user code worked around, for the metadata."""
 
     def __post_init__(self) -> None:
         self.hooks = Hooks(self.callbacks, self.state)
@@ -76,6 +81,11 @@ class Execution:
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
         self.records.append(self.attempt.record(end))
+
+    def warn(self, warning: str) -> None:
+        """Record a problem in user code the execution worked around, and log it on the ``typedagent`` logger."""
+        self.warnings.append(warning)
+        logger.warning("agent %r: %s", self.agent.name, warning)
 
     def where(self) -> failures.Where:
         """Where the execution is, for a failure built now."""
@@ -135,5 +145,6 @@ class Execution:
             iterations=self.iterations,
             latency_ms=(time.perf_counter() - self.started) * 1000,
             callback_errors=tuple(self.hooks.errors),
+            warnings=tuple(self.warnings),
             messages=cast("list[MessageParam]", self.conversation.messages),
         )

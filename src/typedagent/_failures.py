@@ -182,7 +182,7 @@ def validator_crash(where: Where, crash: ValidatorCrash) -> AgentError:
         where,
         AgentErrorCode.VALIDATOR_ERROR,
         sentences(
-            f"Validator {crash.validator!r} raised {type(crash.error).__name__}: {describe(crash.error)}",
+            f"Validator {crash.validator!r} {crash.what_happened()}",
             "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
             "anything else is a bug in the validator. Fix it and run again.",
         ),

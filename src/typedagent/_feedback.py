@@ -12,11 +12,11 @@ if TYPE_CHECKING:
     from ._output import OutputTool
 
 __all__ = [
+    "ABANDONED",
     "ACCEPTED",
     "NOT_VALIDATED",
     "STOPPED_BEFORE_TOOLS",
     "STOPPED_DURING_OUTPUT",
-    "STOPPED_DURING_TOOLS",
     "SUBMIT_SUPERSEDED",
     "VALIDATOR_CRASHED",
     "attempt_feedback",
@@ -38,7 +38,10 @@ _NOT_RUN: Final = {
 """Why the tool calls of a response that ends the attempt, or the execution, were not run."""
 
 STOPPED_BEFORE_TOOLS: Final = "not run: the execution stopped before this tool ran."
-STOPPED_DURING_TOOLS: Final = "not run: the execution stopped while tools were running."
+ABANDONED: Final = (
+    "abandoned: the execution stopped (its abort event or deadline) while this tool was running. It may still "
+    "finish in the background, but its result is discarded."
+)
 STOPPED_DURING_OUTPUT: Final = "not run: the execution stopped while the output was being checked."
 NOT_VALIDATED: Final = "not run: the output could not be validated."
 VALIDATOR_CRASHED: Final = "Error: the output could not be validated (a validator crashed)."

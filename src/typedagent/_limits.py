@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
 import weakref
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ._errors import AgentDefinitionError
+from ._numbers import is_finite_number
 
 __all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted", "Overran", "within"]
 
@@ -21,7 +21,10 @@ AbortEvent: TypeAlias = threading.Event | asyncio.Event
 """What ``execute_agent(abort_event=...)`` accepts."""
 
 POLL_S = 0.02
-"""How often a ``threading.Event`` is polled while work is in flight (well inside the 100 ms promise)."""
+"""How often an event that cannot be awaited is polled while work is in flight (well inside the 100 ms promise)."""
+
+GRACE_S = 0.05
+"""How long interrupted async work may take to unwind before it is abandoned (well inside the 100 ms promise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -39,8 +42,11 @@ class ExecutionLimits:
         if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
             raise AgentDefinitionError(f"ExecutionLimits.max_total_tokens must be an int >= 1 or None, got {tokens!r}.")
         timeout = self.timeout_s
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
-            raise AgentDefinitionError(f"ExecutionLimits.timeout_s must be a positive number or None, got {timeout!r}.")
+        if timeout is not None and not (is_finite_number(timeout) and timeout > 0):
+            raise AgentDefinitionError(
+                f"ExecutionLimits.timeout_s must be a finite positive number of seconds (None for no deadline), "
+                f"got {timeout!r}."
+            )
 
 
 class Interrupted(Exception):
@@ -79,35 +85,43 @@ class Guard:
         work = asyncio.ensure_future(awaitable)
         watcher = asyncio.ensure_future(self._wait_abort()) if self.abort_event is not None else None
         timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-        if await _settle(work, timeout, watcher):
+        ended = await _settle(work, timeout, watcher)
+        if ended is work:
             return work.result()
-        raise Interrupted("abort" if self.aborted() else "timeout")
+        if ended is not None and ended.exception() is not None:
+            raise RuntimeError("typedagent: watching the abort event failed") from ended.exception()
+        # The interruption's cause is whichever fired first, never a guess from re-reading the event.
+        raise Interrupted("abort" if ended is not None else "timeout")
 
     async def _wait_abort(self) -> None:
         event = self.abort_event
         if isinstance(event, asyncio.Event):
-            await event.wait()
-            return
+            try:
+                await event.wait()
+                return
+            except RuntimeError:
+                pass  # bound to another event loop (an earlier run's): watch it by polling instead
         if event is not None:
-            await _ThreadEventBridge.get(event).wait()
+            await _EventPoller.get(event).wait()
 
 
-class _ThreadEventBridge:
-    """Mirrors one ``threading.Event`` into an ``asyncio.Event`` of the running loop.
+class _EventPoller:
+    """Mirrors an event that cannot be awaited here into an ``asyncio.Event`` of the running loop.
 
-    A threading.Event cannot be awaited. One poller per event and loop, shared by every execution
-    waiting on it, keeps the 100 ms promise without a thread per execution and without each of a
-    thousand in-flight executions polling on its own.
+    A ``threading.Event`` cannot be awaited, nor can an ``asyncio.Event`` bound to another loop (one
+    reused across ``execute_agent_sync`` calls); both can be polled. One poller per event and loop,
+    shared by every execution waiting on it, keeps the 100 ms promise without a thread per execution
+    and without each of a thousand in-flight executions polling on its own.
     """
 
-    def __init__(self, event: threading.Event) -> None:
+    def __init__(self, event: AbortEvent) -> None:
         self.event = event
         self.mirror = asyncio.Event()
         self.waiters = 0
         self.poller: asyncio.Task[None] | None = None
 
     @classmethod
-    def get(cls, event: threading.Event) -> _ThreadEventBridge:
+    def get(cls, event: AbortEvent) -> _EventPoller:
         per_loop = _BRIDGES.setdefault(event, {})
         loop = asyncio.get_running_loop()
         bridge = per_loop.get(loop)
@@ -134,7 +148,7 @@ class _ThreadEventBridge:
         self.mirror.set()
 
 
-_BRIDGES: weakref.WeakKeyDictionary[threading.Event, dict[asyncio.AbstractEventLoop, _ThreadEventBridge]] = (
+_BRIDGES: weakref.WeakKeyDictionary[AbortEvent, dict[asyncio.AbstractEventLoop, _EventPoller]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -154,30 +168,49 @@ async def within(awaitable: Awaitable[T], timeout_s: float) -> T:
         Overran: the work had not finished after ``timeout_s`` seconds.
     """
     work = asyncio.ensure_future(awaitable)
-    if await _settle(work, timeout_s):
+    if await _settle(work, timeout_s) is work:
         return work.result()
     raise Overran
 
 
-async def _settle(work: asyncio.Future[T], wait_s: float | None, watcher: asyncio.Future[None] | None = None) -> bool:
-    """Wait until ``work`` finishes, ``watcher`` fires or ``wait_s`` passes; True when ``work`` finished.
+async def _settle(
+    work: asyncio.Future[T], wait_s: float | None, watcher: asyncio.Future[None] | None = None
+) -> asyncio.Future[Any] | None:
+    """Wait until ``work`` finishes, ``watcher`` fires or ``wait_s`` passes; return what ended the wait.
 
-    Unfinished work is cancelled and abandoned, never awaited: work stuck in a worker thread, or a
-    handler that swallows ``CancelledError``, cannot hold the execution up.
+    ``work`` when it finished, ``watcher`` when it fired first, None when the time ran out. Unfinished
+    work is cancelled, given ``GRACE_S`` to unwind (so the ``finally:`` blocks of well-behaved tools run
+    before the result comes back), then abandoned, never awaited further: work stuck in a worker thread,
+    or a handler that swallows ``CancelledError``, cannot hold the execution up.
     """
     waiting: set[asyncio.Future[Any]] = {work} if watcher is None else {work, watcher}
     try:
         done, _ = await asyncio.wait(waiting, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        _abandon(work)  # we are cancelled, or a KeyboardInterrupt stopped the loop
+        raise
     finally:
         if watcher is not None:
             watcher.cancel()
-        if not work.done():
-            work.cancel()
-            # Its late outcome must not be reported as "exception never retrieved".
-            work.add_done_callback(_consume)
-    return work in done
+    if work in done:
+        return work
+    _abandon(work)
+    if not work.done():
+        await asyncio.wait({work}, timeout=GRACE_S)
+    return watcher if watcher is not None and watcher in done else None
+
+
+def _abandon(work: asyncio.Future[Any]) -> None:
+    """Cancel ``work`` if it is still running; its outcome, whenever it comes, is read and dropped.
+
+    Read, so that asyncio never reports it as "exception was never retrieved" — a ``KeyboardInterrupt``
+    that already stopped the loop included.
+    """
+    if not work.done():
+        work.cancel()
+    work.add_done_callback(_consume)
 
 
 def _consume(task: asyncio.Future[Any]) -> None:
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        task.result()
+    if not task.cancelled():
+        task.exception()

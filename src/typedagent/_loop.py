@@ -182,13 +182,16 @@ async def execute_agent(
         ``ExecuteSuccess`` with the typed output, or ``ExecuteFailure`` with an ``AgentError``.
 
     Raises:
-        TypeError: wrong argument types (a programming error).
+        TypeError: wrong argument types (a programming error), before anything is sent.
+        ValueError: ``message_history`` ends with a ``tool_use`` that has no ``tool_result``.
     """
-    check_arguments(agent, prompt, deps, limits, callbacks, message_history)
+    check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
     limits = limits if limits is not None else ExecutionLimits()
+    # Built (and the SDK imported) before the guard starts the deadline's clock: it measures the run.
+    chosen = client if client is not None else default_client()
     execution = Execution(
         agent=agent,
-        client=client if client is not None else default_client(),
+        client=chosen,
         deps=None if deps is MISSING else deps,
         limits=limits,
         guard=Guard(abort_event, limits.timeout_s),

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ._context import RunContext
+from ._frozen import thaw
 from ._output import SUBMIT_TOOL_NAME
 
 if TYPE_CHECKING:
@@ -80,17 +81,20 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
         "model": agent.model,
         "max_tokens": agent.max_tokens,
         "system": system,
-        "tools": list(agent._tool_params),  # frozen at definition time; clients do not mutate params
+        "tools": thaw(agent._tool_params),  # a fresh copy: a client changing it cannot change the agent
         "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"},
         "messages": messages,
-        **agent.model_settings,
+        **thaw(agent.model_settings),  # plain dicts and lists again, the client's own to keep
     }
     if agent.prompt_caching:
         params["cache_control"] = {"type": "ephemeral"}
     return params
 
 
+ENABLED_THINKING = ("enabled", "adaptive")
+
+
 def thinking_on(settings: Mapping[str, Any]) -> bool:
     """Whether extended thinking is on (the API then forbids forcing tool use)."""
     thinking = settings.get("thinking")
-    return isinstance(thinking, dict) and cast("dict[str, object]", thinking).get("type") in ("enabled", "adaptive")
+    return isinstance(thinking, Mapping) and cast("Mapping[str, object]", thinking).get("type") in ENABLED_THINKING

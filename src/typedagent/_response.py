@@ -50,8 +50,9 @@ def check_response(response: object) -> Message:
     The SDK builds responses without validating them, so a body that is JSON but not a Message (a proxy's
     error page, a truncated or foreign payload, a hostile one) arrives as a half-filled object. Checked here,
     before anything else touches it: the content blocks (each a content block object with a type; a
-    ``tool_use`` with an id, a name and an input object; a ``text`` with a text string), the stop reason, the
-    usage, and that no block nests deeper than ``MAX_CONTENT_DEPTH`` or holds a number JSON cannot carry.
+    ``tool_use`` with an id, a name and an input object, its id unique in the response; a ``text`` with a text
+    string), the stop reason, the usage, and that no block nests deeper than ``MAX_CONTENT_DEPTH`` or holds
+    what JSON cannot carry.
     Block types the loop does not know pass: newer APIs add them.
 
     Raises:
@@ -66,6 +67,7 @@ def check_response(response: object) -> Message:
     # Any, not the list[Unknown] isinstance leaves: each block is checked field by field below.
     for index, block in enumerate(cast("Sequence[Any]", content)):
         _check_block(index, block)
+    _check_unique_tool_use_ids(cast("Sequence[Any]", content))
     stop_reason = getattr(response, "stop_reason", None)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise MalformedResponse(f"the response's stop_reason is a {type(stop_reason).__name__}, not a string.")
@@ -86,6 +88,19 @@ def readable_usage(response: object) -> TokenUsage | None:
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
             return None
     return TokenUsage.from_usage(usage)
+
+
+def _check_unique_tool_use_ids(content: Sequence[Any]) -> None:
+    # Each tool_use must be answered by exactly one tool_result, and the API refuses a turn that repeats an
+    # id: a response that does cannot be kept or answered, so none of its calls runs.
+    seen: set[str] = set()
+    for block in content:
+        if block.type == "tool_use":
+            if block.id in seen:
+                raise MalformedResponse(
+                    f"two tool_use blocks have the id {block.id!r}; tool_use ids must be unique in a response."
+                )
+            seen.add(block.id)
 
 
 def _check_block(index: int, block: object) -> None:

@@ -56,14 +56,17 @@ class TokenUsage:
 
     @classmethod
     def from_usage(cls, usage: Usage | None) -> TokenUsage:
-        """Build from an ``anthropic.types.Usage`` (missing or None counters count as 0)."""
+        """Build from an ``anthropic.types.Usage``: missing, None and negative counters count as 0.
+
+        A negative count is malformed usage; counting it would make totals (and the token budget) go down.
+        """
         if usage is None:
             return cls()
         return cls(
-            input_tokens=usage.input_tokens or 0,
-            output_tokens=usage.output_tokens or 0,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
-            cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+            input_tokens=max(usage.input_tokens or 0, 0),
+            output_tokens=max(usage.output_tokens or 0, 0),
+            cache_creation_input_tokens=max(usage.cache_creation_input_tokens or 0, 0),
+            cache_read_input_tokens=max(usage.cache_read_input_tokens or 0, 0),
         )
 
 
@@ -124,6 +127,9 @@ class ExecutionMetadata:
     """Wall-clock duration of the execution."""
     callback_errors: tuple[CallbackError, ...]
     """Callbacks that raised."""
+    warnings: tuple[str, ...] = ()
+    """Problems in your code the execution worked around (also logged on the ``typedagent`` logger), such
+    as a reflection handler that returned something other than a ``str``."""
     messages: list[MessageParam]
     """The whole conversation as Messages API params, valid to send again (or to pass as
     ``message_history``)."""

@@ -57,14 +57,14 @@ def credential_problem(client: object) -> str | None:
 def _format_problem(value: str) -> str | None:
     if not value.strip():
         return "is empty: set it to the key itself."
-    if value != value.rstrip() or value != value.lstrip():
-        ends = value != value.rstrip()
+    ends, starts = value != value.rstrip(), value != value.lstrip()
+    if ends and value[-1] in _LINE_BREAKS:
+        return (
+            "ends with a line break: a trailing newline is common when the key is read from a file or a mounted "
+            "secret. Strip the whitespace from the key."
+        )
+    if ends or starts:
         what = _character(value[-1] if ends else value[0])
-        if ends and value[-1] in _LINE_BREAKS:
-            return (
-                "ends with a line break: a trailing newline is common when the key is read from a file or a mounted "
-                "secret. Strip the whitespace from the key."
-            )
         return f"{'ends' if ends else 'starts'} with {what}. Strip the whitespace from the key."
     for position, character in enumerate(value, start=1):
         if not "\x21" <= character <= "\x7e":

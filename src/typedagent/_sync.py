@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 import pydantic
@@ -20,10 +20,11 @@ from ._results import ExecuteResult
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
-__all__ = ["execute_agent_sync"]
+__all__ = ["execute_agent_sync", "run_blocking"]
 
 OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
 DepsT = TypeVar("DepsT")
+T = TypeVar("T")
 
 
 @overload
@@ -75,7 +76,7 @@ def execute_agent_sync(
         raise RuntimeError(
             "execute_agent_sync() cannot run inside a running event loop: use `await execute_agent(...)` instead."
         )
-    return asyncio.run(
+    return run_blocking(
         execute_agent(
             agent,
             prompt,
@@ -87,3 +88,31 @@ def execute_agent_sync(
             message_history=message_history,
         )
     )
+
+
+def run_blocking(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` on a new event loop and return its result as soon as it is done.
+
+    ``asyncio.run`` would then shut down the loop's default executor, joining its worker threads: a sync
+    tool that was abandoned at the deadline or on abort (still stuck in ``time.sleep``, say) would hold
+    the return up until it finished. Here such threads are left to finish on their own; leftover tasks
+    are cancelled and async generators closed, as ``asyncio.run`` does.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            _cancel_leftovers(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()  # shuts the default executor down without waiting for its threads
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = asyncio.all_tasks(loop)
+    if not tasks:
+        return
+    for task in tasks:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))

@@ -14,8 +14,8 @@ from ._callbacks import ToolCall, ToolKind, ToolResult
 from ._errors import AgentErrorCode
 from ._limits import Interrupted
 from ._output import SUBMIT_TOOL_NAME
+from ._rendering import truncate
 from ._tool_call import Reply, call_tool, judge, preview_output, run_helper
-from ._tools import truncate
 
 if TYPE_CHECKING:
     from ._definition import AgentDefinition
@@ -31,6 +31,10 @@ async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd 
     Every call is answered, in block order, in one user message, however the batch ends.
     """
     replies = await _announce(execution, blocks)
+    outputs = [r for r in replies if r.kind == "output"]
+    if outputs:
+        # Kept before anything runs: an interruption below must not lose what the model handed over.
+        execution.last_output = dict(outputs[-1].block.input)
     stop = execution.limit_reached("tool")
     if stop is not None:
         await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS)
@@ -38,7 +42,7 @@ async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd 
     try:
         await execution.guard.run(_run_helpers(execution, [r for r in replies if r.kind in ("helper", "unknown")]))
     except Interrupted as interruption:
-        await _answer_rest(execution, replies, feedback.STOPPED_DURING_TOOLS)
+        await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS, started=feedback.ABANDONED)
         return execution.interrupted(interruption, "tool")
     try:
         end = await execution.guard.run(_handle_outputs(execution, replies))
@@ -79,8 +83,10 @@ async def _run_helpers(execution: Execution, replies: list[Reply]) -> None:
     agent = execution.agent
     ctx = execution.context()
 
+    limit = agent.max_tool_result_chars
+
     def call(reply: Reply) -> Awaitable[None]:
-        return call_tool(reply, partial(run_helper, reply, agent.helper(reply.block.name), ctx))
+        return call_tool(reply, partial(run_helper, reply, agent.helper(reply.block.name), ctx, limit))
 
     if len(replies) == 1 or any(getattr(agent.helper(r.block.name), "sequential", False) for r in replies):
         for reply in replies:
@@ -101,7 +107,7 @@ async def _handle_outputs(execution: Execution, replies: list[Reply]) -> Attempt
         for reply in outputs:
             raw = dict(reply.block.input)
             execution.last_output = raw
-            parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw))
+            parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw, execution.warn))
             if parsed.crash is not None:
                 return _validator_crash(execution, replies, reply, parsed.crash)
             if parsed.output is None:
@@ -150,11 +156,15 @@ def _validator_crash(execution: Execution, replies: list[Reply], judged: Reply, 
     return Failed(failures.validator_crash(execution.where(), crash))
 
 
-async def _answer_rest(execution: Execution, replies: list[Reply], content: str) -> None:
-    """Answer every call not answered yet with an error result, then send them all."""
+async def _answer_rest(execution: Execution, replies: list[Reply], content: str, *, started: str | None = None) -> None:
+    """Answer every call not answered yet with an error result (``started`` for calls whose work began), then send.
+
+    A call interrupted while it ran was abandoned, not skipped: the model is told so, since the tool may
+    have had effects and may still finish in the background.
+    """
     for reply in replies:
         if not reply.done:
-            reply.answer(f"Error: {content}", is_error=True)
+            reply.answer(f"Error: {started if started and reply.started else content}", is_error=True)
     await _send(execution, replies)
 
 

@@ -12,8 +12,9 @@ from ._callbacks import ToolKind, ToolResult
 from ._context import RunContext
 from ._failures import describe
 from ._limits import Overran, within
-from ._output import OutputTool
-from ._tools import Helper, InvalidToolInput, call_maybe_async, render_result
+from ._output import OutputTool, preview_text
+from ._rendering import render_off_loop
+from ._tools import Helper, InvalidToolInput, call_maybe_async
 from ._validation import Verdict, parse_candidate, validate_candidate
 
 __all__ = ["Reply", "call_tool", "judge", "preview_output", "run_helper"]
@@ -30,6 +31,8 @@ class Reply:
     content: str = ""
     is_error: bool = False
     duration_ms: float = 0.0
+    started: bool = False
+    """Its work began (an interrupted call that had started was abandoned, not skipped)."""
     done: bool = False
 
     def answer(self, content: str, *, is_error: bool = False) -> None:
@@ -57,6 +60,7 @@ async def call_tool(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
     Every tool call goes through here: the place for what wraps each call (its duration, a span, an event).
     ``work`` is started here, so a call that never runs leaves no coroutine behind.
     """
+    reply.started = True
     started = time.perf_counter()
     try:
         return await work()
@@ -64,16 +68,15 @@ async def call_tool(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
         reply.duration_ms += (time.perf_counter() - started) * 1000
 
 
-async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[Any]) -> None:
-    """A helper call: run its handler (within the tool's own ``timeout_s``) and render what it returned."""
+async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[Any], limit: int) -> None:
+    """A helper call: run its handler and render what it returned, both within the tool's own ``timeout_s``."""
     block = reply.block
     if helper is None:
         reply.answer(f"Error: Unknown tool {block.name}", is_error=True)
         return
     try:
-        call = helper.invoke(block.input, ctx)
-        value = await (call if helper.timeout_s is None else within(call, helper.timeout_s))
-        reply.answer(render_result(value))
+        work = _invoke_and_render(helper, block.input, ctx, limit)
+        reply.answer(await (work if helper.timeout_s is None else within(work, helper.timeout_s)))
     except InvalidToolInput as exc:
         reply.answer(f"Error: {exc}", is_error=True)
     except Overran:
@@ -84,10 +87,17 @@ async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[A
         reply.answer(f"Error: {describe(exc)}", is_error=True)
 
 
-async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, Any]) -> Verdict:
+async def _invoke_and_render(helper: Helper[Any], tool_input: dict[str, Any], ctx: RunContext[Any], limit: int) -> str:
+    return await render_off_loop(await helper.invoke(tool_input, ctx), limit)
+
+
+async def preview_output(
+    reply: Reply, output: OutputTool[Any], raw: dict[str, Any], warn: Callable[[str], None]
+) -> Verdict:
     """Reflection mode: parse an output call; a valid one is previewed by the reflection handler.
 
-    Returns the parse: a crash of the output model's own validation code is the caller's to report.
+    Returns the parse: a crash of the output model's own validation code is the caller's to report. A
+    preview that is not a ``str`` is shown as text and reported to ``warn``.
     """
     parsed = parse_candidate(output.schema, raw)
     if parsed.crash is not None:
@@ -97,9 +107,13 @@ async def preview_output(reply: Reply, output: OutputTool[Any], raw: dict[str, A
         return parsed
     try:
         preview = await call_maybe_async(output.reflection_handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-        reply.answer(str(preview))
     except Exception as exc:
         reply.answer(feedback.reflection_failed(describe(exc)), is_error=True)
+        return parsed
+    text, warning = preview_text(output.name, preview)
+    if warning is not None:
+        warn(warning)
+    reply.answer(text)
     return parsed
 
 

@@ -1,23 +1,24 @@
-"""Helper tools: the raw ``HelperTool`` form, the ``@tool`` decorator, and how results are rendered."""
+"""Helper tools: the raw ``HelperTool`` form, the ``@tool`` decorator, and calling user code sync or async."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import dataclasses
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeAlias, overload
 
 import pydantic
-import pydantic_core
 from typing_extensions import TypeVar
 
 from ._context import RunContext
 from ._errors import AgentDefinitionError
+from ._numbers import is_finite_number
+from ._signature import build_input_model, method_owner, parse_docstring
+from ._threads import run_in_thread
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
@@ -30,6 +31,8 @@ D = TypeVar("D")
 DepsT_contra = TypeVar("DepsT_contra", contravariant=True)
 P_co = ParamSpec("P_co")
 R_co = TypeVar("R_co", covariant=True)
+P_bound = ParamSpec("P_bound")
+R_bound = TypeVar("R_bound")
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -98,12 +101,25 @@ class HelperTool:
 
 
 class Tool(Generic[DepsT_contra, P, R]):
-    """A typed function made into a helper tool by ``@tool``.
+    """A typed function made into a helper tool by ``@tool``. Immutable.
 
     Calling the object calls the function unchanged. The input schema comes from the signature
     (pydantic), the description from the docstring, and the model's input is validated before the
-    function is called.
+    function is called. On a method, read from an instance (``obj.method``) it is bound to that
+    instance, like the method itself: ``self`` is not part of its schema.
     """
+
+    _fn: Callable[P, R]
+    _name: str
+    _description: str
+    _sequential: bool
+    _timeout_s: float | None
+    _takes_ctx: bool
+    _fields: Mapping[str, str]
+    """Parameter name → the input model's field for it (they differ for names pydantic reserves)."""
+    _input_model: type[pydantic.BaseModel]
+    _input_schema: dict[str, Any]
+    _owner: str | None
 
     def __init__(
         self,
@@ -116,17 +132,86 @@ class Tool(Generic[DepsT_contra, P, R]):
     ) -> None:
         if not callable(fn):
             raise AgentDefinitionError(f"@tool needs a function, got {fn!r}.")
-        self.fn = fn
-        self.name = check_tool_name(name if name is not None else getattr(fn, "__name__", None), "Tool")
+        tool_name = check_tool_name(name if name is not None else getattr(fn, "__name__", None), "Tool")
         summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
-        self.description = description if description is not None else summary
-        self.sequential = sequential
-        self.timeout_s = check_timeout(timeout_s, self.name)
-        self.takes_ctx, self._params, self._input_model = build_input_model(fn, self.name, param_docs)
-        schema = self._input_model.model_json_schema()
+        owner = method_owner(fn)
+        takes_ctx, fields, model = build_input_model(fn, tool_name, param_docs, skip_self=owner is not None)
+        schema = model.model_json_schema()
         schema.pop("title", None)
-        self.input_schema: dict[str, Any] = schema
+        self.__dict__.update(
+            _fn=fn,
+            _name=tool_name,
+            _description=description if description is not None else summary,
+            _sequential=sequential,
+            _timeout_s=check_timeout(timeout_s, tool_name),
+            _takes_ctx=takes_ctx,
+            _fields=fields,
+            _input_model=model,
+            _input_schema=schema,
+            _owner=owner,
+        )
         copy_function_identity(self, fn)
+
+    @property
+    def fn(self) -> Callable[P, R]:
+        """The decorated function (bound to its instance, for a method read from one)."""
+        return self._fn
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        """The description the model reads."""
+        return self._description
+
+    @property
+    def sequential(self) -> bool:
+        """Run the whole batch of helper calls one by one when this tool is among them."""
+        return self._sequential
+
+    @property
+    def timeout_s(self) -> float | None:
+        """A call still running after this many seconds becomes an error result."""
+        return self._timeout_s
+
+    @property
+    def takes_ctx(self) -> bool:
+        """Whether the function's first parameter is the ``RunContext``."""
+        return self._takes_ctx
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the parameters (a fresh copy)."""
+        return copy.deepcopy(self._input_schema)
+
+    @property
+    def unbound_method_of(self) -> str | None:
+        """The class name, for a method read from its class (no instance to bind ``self`` to); else None."""
+        return self._owner
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"Tool {self.name!r} is immutable: to change {name!r}, make a new tool with tool(fn, ...) instead."
+        )
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(
+        self: Tool[D, Concatenate[Any, P_bound], R_bound], instance: object, owner: type[Any] | None = None
+    ) -> Tool[D, P_bound, R_bound]: ...
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> Tool[Any, ..., Any]:
+        if instance is None or self._owner is None:
+            return self  # through the class, or a plain tool stored on a class: nothing to bind
+        bound = copy.copy(self)  # fills the copy's __dict__ directly: immutability is not in the way
+        bound.__dict__.update(_fn=types.MethodType(self._fn, instance), _owner=None)
+        return bound
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
@@ -136,7 +221,7 @@ class Tool(Generic[DepsT_contra, P, R]):
 
     def to_param(self) -> ToolParam:
         """The definition sent to the API."""
-        param: dict[str, Any] = {"name": self.name, "input_schema": copy.deepcopy(self.input_schema)}
+        param: dict[str, Any] = {"name": self.name, "input_schema": self.input_schema}
         if self.description:
             param["description"] = self.description
         return typing.cast("ToolParam", param)
@@ -154,7 +239,7 @@ class Tool(Generic[DepsT_contra, P, R]):
                 f"invalid input for tool {self.name!r}:\n{format_validation_errors(exc)}\n"
                 "Fix the input and call the tool again."
             ) from None
-        kwargs = {param: getattr(validated, param) for param in self._params}
+        kwargs = {param: getattr(validated, field) for param, field in self._fields.items()}
         if self.takes_ctx:
             return await call_maybe_async(self.fn, ctx, **kwargs)
         return await call_maybe_async(self.fn, **kwargs)
@@ -238,9 +323,12 @@ def tool(
 
 
 def check_timeout(timeout_s: float | None, name: str) -> float | None:
-    """Reject non-positive per-tool timeouts."""
-    if timeout_s is not None and not timeout_s > 0:
-        raise AgentDefinitionError(f"Tool {name!r}: timeout_s must be a positive number of seconds, got {timeout_s!r}.")
+    """Reject per-tool timeouts that are not finite positive numbers (NaN and infinity included)."""
+    if timeout_s is not None and not (is_finite_number(timeout_s) and timeout_s > 0):
+        raise AgentDefinitionError(
+            f"Tool {name!r}: timeout_s must be a finite positive number of seconds (or None for no timeout), "
+            f"got {timeout_s!r}."
+        )
     return timeout_s
 
 
@@ -252,112 +340,20 @@ def copy_function_identity(wrapper: object, fn: object) -> None:
             wrapper.__dict__[attr] = value
 
 
-def build_input_model(
-    fn: Callable[..., Any], name: str, param_docs: Mapping[str, str]
-) -> tuple[bool, tuple[str, ...], type[pydantic.BaseModel]]:
-    """Build the pydantic model of ``fn``'s parameters (minus a leading ``RunContext``)."""
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception as exc:
-        raise AgentDefinitionError(f"Tool {name!r}: cannot resolve the type hints of its function: {exc}") from exc
-    params = list(inspect.signature(fn).parameters.values())
-    takes_ctx = bool(params) and is_run_context(hints.get(params[0].name))
-    if takes_ctx:
-        params = params[1:]
-    fields: dict[str, Any] = {}
-    for param in params:
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise AgentDefinitionError(
-                f"Tool {name!r}: *args and **kwargs cannot be described to the model; use named parameters."
-            )
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise AgentDefinitionError(
-                f"Tool {name!r}: parameter {param.name!r} is positional-only; make it a normal one."
-            )
-        if is_run_context(hints.get(param.name)):
-            raise AgentDefinitionError(f"Tool {name!r}: RunContext must be the first parameter.")
-        annotation = hints.get(param.name, Any)
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (annotation, pydantic.Field(default, description=param_docs.get(param.name)))
-    try:
-        model = pydantic.create_model(f"{name}_input", **fields)
-        model.model_json_schema()
-    except Exception as exc:
-        raise AgentDefinitionError(f"Tool {name!r}: its parameters cannot be turned into a JSON schema: {exc}") from exc
-    return takes_ctx, tuple(fields), model
-
-
-def is_run_context(annotation: object) -> bool:
-    """Whether an annotation is ``RunContext`` or ``RunContext[...]``."""
-    return annotation is RunContext or typing.get_origin(annotation) is RunContext
-
-
-_SECTION_RE = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
-_ARG_RE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
-
-
-def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into the description and the ``Args:`` descriptions."""
-    description: list[str] = []
-    params: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    arg_indent = 0
-    for line in doc.splitlines():
-        stripped = line.strip()
-        header = _SECTION_RE.match(stripped)
-        if header and not line.startswith((" ", "\t")):
-            section, current = header.group(1), None
-            continue
-        if section is None:
-            description.append(line)
-        elif section in ("Args", "Arguments", "Parameters") and stripped:
-            arg = _ARG_RE.match(stripped)
-            indent = len(line) - len(line.lstrip())
-            if arg and (current is None or indent <= arg_indent):
-                current, arg_indent = typing.cast("str", arg.group(1)).lstrip("*"), indent
-                params[current] = arg.group(2).strip()
-            elif current is not None:
-                params[current] = f"{params[current]} {stripped}".strip()
-    return "\n".join(description).strip(), params
-
-
 async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Await an async function on the loop; run a sync one in a worker thread (never on the loop)."""
+    """Await an async function on the loop; run a sync one on a worker thread (never on the loop).
+
+    Whatever the call returns that is itself awaitable (a sync function returning a coroutine, an async
+    one returning another coroutine) is awaited too, so no coroutine is left un-awaited or sent to the
+    model as a value.
+    """
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
-        return await fn(*args, **kwargs)
-    result = await asyncio.to_thread(_call_in_thread, fn, *args, **kwargs)
-    if inspect.isawaitable(result):
+        result = await fn(*args, **kwargs)
+    else:
+        result = await run_in_thread(fn, *args, **kwargs)
+    while inspect.isawaitable(result):
         result = await result
     return result
-
-
-def _call_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    try:
-        return fn(*args, **kwargs)
-    except StopIteration as exc:
-        # asyncio cannot set a StopIteration on a future: the awaiting side would never resume. A
-        # coroutine that raises one gets a RuntimeError instead; do the same for sync functions.
-        raise RuntimeError(f"{getattr(fn, '__name__', 'function')} raised StopIteration") from exc
-
-
-def render_result(value: object) -> str:
-    """Turn a handler's return value into tool-result text: ``str`` as is, everything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump_json()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
-    return pydantic_core.to_json(value, fallback=str).decode()
-
-
-def truncate(text: str, limit: int) -> str:
-    """Cap ``text`` at ``limit`` characters with a visible marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    return f"{text[:limit]}\n[... truncated: {cut} of {len(text)} characters cut ...]"
 
 
 def format_validation_errors(exc: pydantic.ValidationError) -> str:

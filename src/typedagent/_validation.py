@@ -9,18 +9,33 @@ from typing import Any
 import pydantic
 
 from ._context import RunContext
-from ._errors import OutputRejected
+from ._errors import OutputRejected, safe_str
 from ._tools import call_maybe_async, validation_error_lines
 
-__all__ = ["ValidatorCrash", "Verdict", "parse_candidate", "validate_candidate"]
+__all__ = [
+    "ValidatorCrash",
+    "Verdict",
+    "judge_returned",
+    "parse_candidate",
+    "rejection_text",
+    "validate_candidate",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class ValidatorCrash:
-    """A validator raised something other than ``OutputRejected``."""
+    """A validator raised something other than ``OutputRejected``, or returned something other than None."""
 
     validator: str
     error: Exception
+    returned: bool = False
+    """True when the validator returned a value (``error`` then describes it) rather than raised."""
+
+    def what_happened(self) -> str:
+        """``raised KeyError: oops`` or ``returned False instead of None``."""
+        if self.returned:
+            return safe_str(self.error)
+        return f"raised {type(self.error).__name__}: {safe_str(self.error) or type(self.error).__name__}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +77,45 @@ async def validate_candidate(
         return parsed
     problems: list[str] = []
     for validator, with_ctx in zip(validators, takes_ctx, strict=True):
+        name = getattr(validator, "__qualname__", repr(validator))
         try:
-            if with_ctx:
-                await call_maybe_async(validator, parsed.output, ctx)
-            else:
-                await call_maybe_async(validator, parsed.output)
+            args = (parsed.output, ctx) if with_ctx else (parsed.output,)
+            returned = await call_maybe_async(validator, *args)
         except OutputRejected as rejection:
-            problems.append(rejection.message)
+            problems.append(rejection_text(rejection))
+            continue
         except Exception as exc:
-            name = getattr(validator, "__qualname__", repr(validator))
             return Verdict(parsed.output, tuple(problems), ValidatorCrash(name, exc))
+        crash = judge_returned(name, returned)
+        if crash is not None:
+            return Verdict(parsed.output, tuple(problems), crash)
     return Verdict(parsed.output if not problems else None, tuple(problems))
+
+
+def judge_returned(validator: str, returned: object) -> ValidatorCrash | None:
+    """What a validator's return value means: None keeps the candidate; anything else is a bug in the validator.
+
+    The one place that reads a validator's return value: validators reject by raising ``OutputRejected``,
+    so a ``False`` (or any value) they return would otherwise pass unnoticed.
+    """
+    if returned is None:
+        return None
+    shown = safe_repr(returned)
+    return ValidatorCrash(validator, TypeError(f"returned {shown} instead of None"), returned=True)
+
+
+def rejection_text(rejection: OutputRejected) -> str:
+    """The feedback an ``OutputRejected`` carries, as text, whatever the subclass did with its message."""
+    message = getattr(rejection, "message", None)
+    if isinstance(message, str):
+        return message
+    return safe_str(rejection) or type(rejection).__name__
+
+
+def safe_repr(value: object) -> str:
+    """``repr(value)``, shortened, never raising."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= 200 else f"{text[:200]}..."

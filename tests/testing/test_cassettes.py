@@ -21,6 +21,7 @@ from typedagent.testing import (
     ScriptedClient,
     api_error,
     conversation,
+    malformed_body,
     output_call,
     redact,
     tool_call,
@@ -28,6 +29,8 @@ from typedagent.testing import (
 
 SCENARIO = [tool_call("lookup", {"query": "Paris"}), output_call(PARIS)]
 SECRET = "sk-ant-api03-very-secret-key-0123456789"
+# A response as the API sends it: nulls, a web search, and blocks and fields newer than the installed SDK.
+WEB_SEARCH = json.loads((Path(__file__).parent.parent / "data" / "web_search_response.json").read_text())
 
 
 async def record(path: Path, script: list[Any], **client_options: Any) -> Any:
@@ -55,10 +58,34 @@ async def test_recording_writes_one_entry_per_call(tmp_path: Path) -> None:
         "model": "claude-haiku-4-5",
         "role": "assistant",
         "stop_reason": "tool_use",
+        "stop_sequence": None,
         "type": "message",
         "usage": {"input_tokens": 10, "output_tokens": 5},
     }
     assert data["calls"][1]["request"]["messages"] == lookup_then_answer()[:3]
+
+
+async def test_recording_keeps_exactly_what_the_api_sent(tmp_path: Path) -> None:
+    """A real response is recorded field for field: its nulls, newer block types and fields the SDK does not know."""
+    path = tmp_path / "search.json"
+    result = await record(path, [malformed_body(json.dumps(WEB_SEARCH)), output_call(PARIS)])
+    assert result.ok
+    calls = json.loads(path.read_text())["calls"]
+    assert calls[0]["response"] == WEB_SEARCH
+    assert calls[1]["request"]["messages"][1] == {"role": "assistant", "content": WEB_SEARCH["content"]}
+
+
+async def test_replay_of_a_real_response_does_not_drift(tmp_path: Path) -> None:
+    """An unchanged agent replays a recording with nulls and newer block types without drift or validation errors."""
+    path = tmp_path / "search.json"
+    recorded = await record(path, [malformed_body(json.dumps(WEB_SEARCH)), output_call(PARIS)])
+    replay = ReplayClient(path)
+    result = await execute_agent(geo_agent(), PROMPT, client=replay)
+    assert result.ok, result
+    assert result.output == PARIS
+    assert conversation(result) == conversation(recorded)
+    assert conversation(result)[1] == {"role": "assistant", "content": WEB_SEARCH["content"]}
+    replay.assert_all_played()
 
 
 async def test_replay_reproduces_the_run_offline(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -78,8 +79,29 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_plugin_blocks_real_model_requests(inner: pytest.Pytester) -> None:
-    """Requests to a real API fail the test with what happened and how to allow it; the marker allows them."""
+BLOCKING_INI = INI + "typedagent_block_model_requests = true\n"
+
+REACHES_THE_TRANSPORT = """
+import anthropic
+import pytest
+
+
+def test_reaches_the_transport():
+    client = anthropic.Anthropic(api_key="k", base_url="http://0.0.0.0:1", max_retries=0)
+    with pytest.raises(anthropic.APIConnectionError):
+        client.messages.create(model="m", max_tokens=1, messages=[])
+"""
+
+
+def test_plugin_leaves_tests_that_did_not_opt_in_alone(inner: pytest.Pytester) -> None:
+    """Without the ini setting, the marker or a typedagent fixture, a project's own API tests reach the network."""
+    inner.makepyfile(test_inner_unrelated=REACHES_THE_TRANSPORT)
+    run(inner).assert_outcomes(passed=1)
+
+
+def test_plugin_blocks_real_model_requests_where_the_project_opts_in(inner: pytest.Pytester) -> None:
+    """With ``typedagent_block_model_requests = true``, requests to a real API fail the test with how to allow them."""
+    inner.makeini(BLOCKING_INI)
     inner.makepyfile(test_inner_real=REAL_CALLS)
     result = run(inner)
     result.assert_outcomes(passed=1, failed=3)
@@ -98,29 +120,44 @@ def test_plugin_blocks_real_model_requests(inner: pytest.Pytester) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("args", "ini"),
-    [(["--allow-model-requests"], ""), ([], "typedagent_block_model_requests = false\n")],
-)
-def test_plugin_allows_real_requests_when_asked(inner: pytest.Pytester, args: list[str], ini: str) -> None:
-    """The command-line option and the ini setting turn the block off for every test."""
-    inner.makeini(INI + ini)
+def test_plugin_blocks_where_a_marker_or_a_typedagent_fixture_opts_in(inner: pytest.Pytester) -> None:
+    """``block_model_requests`` on a test or a module, or using an offline fixture, blocks that test only."""
+    blocked = REACHES_THE_TRANSPORT.replace("def test_reaches_the_transport():", "{header}")
     inner.makepyfile(
-        test_inner_allowed="""
-        import anthropic
-        import pytest
+        test_inner_marked_test=blocked.format(header="@pytest.mark.block_model_requests\ndef test_marked():"),
+        test_inner_marked_module="pytestmark = __import__('pytest').mark.block_model_requests\n"
+        + blocked.format(header="def test_in_marked_module():"),
+        test_inner_fixture=blocked.format(header="def test_scripted(scripted_client):"),
+        test_inner_unmarked=REACHES_THE_TRANSPORT,
+    )
+    result = run(inner)
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*typedagent blocked a real model request to http://0.0.0.0/v1/messages in "
+            "test_inner_marked_test.py::test_marked.",
+            "*blocked a real model request * in test_inner_marked_module.py::test_in_marked_module.",
+            "*blocked a real model request * in test_inner_fixture.py::test_scripted.",
+        ]
+    )
 
-        def test_reaches_the_transport():
-            client = anthropic.Anthropic(api_key="k", base_url="http://0.0.0.0:1", max_retries=0)
-            with pytest.raises(anthropic.APIConnectionError):
-                client.messages.create(model="m", max_tokens=1, messages=[])
-        """
+
+@pytest.mark.parametrize(
+    ("args", "marker"),
+    [(["--allow-model-requests"], "@pytest.mark.block_model_requests"), ([], "@pytest.mark.allow_model_requests")],
+)
+def test_plugin_allows_real_requests_when_asked(inner: pytest.Pytester, args: list[str], marker: str) -> None:
+    """The command-line option and the allow marker lift a block the project or the test asked for."""
+    inner.makeini(BLOCKING_INI)
+    inner.makepyfile(
+        test_inner_allowed=REACHES_THE_TRANSPORT.replace("def test_", f"{marker}\ndef test_"),
     )
     run(inner, *args).assert_outcomes(passed=1)
 
 
 def test_plugin_keeps_loopback_and_mock_transports_working(inner: pytest.Pytester) -> None:
     """The fake server on 127.0.0.1, ``localhost`` and ``httpx2.MockTransport`` are never blocked."""
+    inner.makeini(BLOCKING_INI)
     inner.makepyfile(
         test_inner_local="""
         import anthropic
@@ -294,20 +331,31 @@ def test_plugin_default_recorder_is_the_anthropic_client(inner: pytest.Pytester)
     run(inner, "--record-cassettes").assert_outcomes(passed=1)
 
 
-def test_plugin_registers_its_marker_and_options(inner: pytest.Pytester) -> None:
-    """The marker is known under ``--strict-markers`` and listed; the options show in ``--help``."""
+def test_plugin_registers_its_markers_and_options(inner: pytest.Pytester) -> None:
+    """The markers are known under ``--strict-markers`` and listed; the options show in ``--help``."""
     inner.makepyfile(
         test_inner_marker="""
         import pytest
 
         @pytest.mark.allow_model_requests
-        def test_marked():
+        def test_allowed():
+            pass
+
+        @pytest.mark.block_model_requests
+        def test_blocked():
             pass
         """
     )
-    run(inner, "--strict-markers").assert_outcomes(passed=1)
-    run(inner, "--markers").stdout.fnmatch_lines(["@pytest.mark.allow_model_requests: let this test send*"])
-    run(inner, "--help").stdout.fnmatch_lines(["*--record-cassettes*", "*--allow-model-requests*"])
+    run(inner, "--strict-markers").assert_outcomes(passed=2)
+    run(inner, "--markers").stdout.fnmatch_lines(
+        [
+            "@pytest.mark.block_model_requests: fail this test if it sends a request to a real model API*",
+            "@pytest.mark.allow_model_requests: let this test send*",
+        ]
+    )
+    run(inner, "--help").stdout.fnmatch_lines(
+        ["*--record-cassettes*", "*--allow-model-requests*", "*typedagent_block_model_requests*"]
+    )
 
 
 def test_plugin_cassette_paths_follow_the_test_file(inner: pytest.Pytester) -> None:
@@ -326,3 +374,25 @@ def test_plugin_guards_the_aiohttp_transport_only_when_loaded(monkeypatch: pytes
     assert loaded == ["AsyncHTTPTransport", "HTTPTransport", "AiohttpTransport"]
     monkeypatch.delitem(sys.modules, "anthropic._vendor.httpx_aiohttp.transport")
     assert [cls.__name__ for cls, _, _ in pytest_plugin._transports()] == ["AsyncHTTPTransport", "HTTPTransport"]
+
+
+def test_testing_guide_pytest_asyncio_configuration_runs_async_tests(pytester: pytest.Pytester) -> None:
+    """The guide's pyproject.toml settings run its ``async def`` fixture tests, with no pytest-asyncio warning."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text()
+    (settings,) = [block for block in re.findall(r"^```toml\n(.*?)^```", guide, re.S | re.M) if "asyncio" in block]
+    pytester.makefile(".toml", pyproject=settings)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_inner_async="""
+        from typedagent import execute_agent
+        from typedagent.testing import output_call
+        from conftest import AGENT
+
+        async def test_paris(scripted_client):
+            scripted_client.add(output_call({"city": "Paris"}))
+            assert (await execute_agent(AGENT, "Paris", client=scripted_client)).ok
+        """
+    )
+    result = pytester.runpytest("-p", "no:hypothesispytest", "-W", "error")
+    result.assert_outcomes(passed=1)
+    assert "PytestDeprecationWarning" not in result.stdout.str()

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-import pytest
-from toolkit_support import PARIS
+from typing import Any
 
+import pytest
+from toolkit_support import PARIS, PROMPT, geo_agent
+
+from typedagent import execute_agent
 from typedagent.testing import (
     ApiErrorSpec,
     Block,
     Delayed,
+    FakeAnthropicServer,
+    FakeAnthropicServerProcess,
     MalformedBody,
+    ScriptedClient,
     ScriptedResponse,
+    ScriptError,
+    ScriptStep,
     api_error,
     delay,
     dropped_connection,
@@ -134,3 +142,40 @@ def test_fault_builders() -> None:
     assert malformed_body() == MalformedBody(body='{"type": "message", "content": [', status=200)
     assert api_error(418).resolved_type == "api_error"
     assert api_error("timeout").resolved_type == "api_error"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), -1.0])
+def test_configured_delays_must_be_finite(bad: float) -> None:
+    """Delays, retry-after headers and server latencies refuse NaN, infinities and negatives."""
+    makers: list[Any] = [
+        lambda: delay(bad, "x"),
+        lambda: script_from_json([{"kind": "delay", "seconds": str(bad), "item": "x"}]),
+        lambda: api_error(429, retry_after=bad),
+        lambda: FakeAnthropicServer([], latency_ms=bad),
+        lambda: FakeAnthropicServerProcess([], latency_ms=bad),
+    ]
+    for make in makers:
+        with pytest.raises(ValueError, match="must be a finite number >= 0"):
+            make()
+
+
+def test_script_helpers_all_build_script_steps() -> None:
+    """Every helper returns a ScriptStep, the one element type a mixed script has."""
+    built = [
+        tool_call("lookup"),
+        output_call(PARIS),
+        submit_call(),
+        thinking("hm"),
+        response("a", "b"),
+        api_error(529),
+        dropped_connection(),
+        delay(1, "late"),
+        malformed_body(),
+    ]
+    assert [type(item).__mro__[1] for item in built] == [ScriptStep] * len(built)
+
+
+async def test_foreign_script_steps_are_refused_with_a_message() -> None:
+    """A ScriptStep no helper builds fails the test, saying how scripts are made."""
+    with pytest.raises(ScriptError, match=r"^ScriptStep is not a script item: build scripts with the typedagent"):
+        await execute_agent(geo_agent(), PROMPT, client=ScriptedClient([ScriptStep()]))

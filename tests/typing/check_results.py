@@ -12,11 +12,21 @@ from pydantic import BaseModel
 from typedagent import (
     AgentError,
     AgentErrorCode,
+    ApiErrorContext,
+    AttemptErrorsContext,
+    CancelledContext,
+    ContextWindowContext,
+    ErrorContext,
     ExecuteFailure,
     ExecuteResult,
     ExecuteSuccess,
     ExecutionMetadata,
+    MaxIterationsContext,
     OutputTool,
+    RefusalContext,
+    TimeoutContext,
+    TokenBudgetContext,
+    ValidatorErrorContext,
     define_agent,
     execute_agent,
     execute_agent_sync,
@@ -145,3 +155,27 @@ def early_exit(result: ExecuteResult[Triage]) -> Triage:
     if isinstance(result, ExecuteFailure):
         result.unwrap()
     return result.output
+
+
+# An error's context is a union; context_for(code) narrows it to that code's class, in both checkers.
+
+
+def context_by_code(error: AgentError, code: AgentErrorCode) -> None:
+    assert_type(error.context, ErrorContext)
+    assert_type(error.context_for(AgentErrorCode.API_ERROR), ApiErrorContext | None)
+    assert_type(error.context_for(AgentErrorCode.EXECUTION_CANCELLED), CancelledContext | None)
+    assert_type(error.context_for(AgentErrorCode.TIMEOUT), TimeoutContext | None)
+    assert_type(error.context_for(AgentErrorCode.TOKEN_BUDGET_EXCEEDED), TokenBudgetContext | None)
+    assert_type(error.context_for(AgentErrorCode.MAX_ITERATIONS), MaxIterationsContext | None)
+    assert_type(error.context_for(AgentErrorCode.VALIDATION_FAILED), AttemptErrorsContext | None)
+    assert_type(error.context_for(AgentErrorCode.INVALID_RESPONSE), AttemptErrorsContext | None)
+    assert_type(error.context_for(AgentErrorCode.SUBMIT_BEFORE_OUTPUT), AttemptErrorsContext | None)
+    assert_type(error.context_for(AgentErrorCode.MAX_TOKENS), AttemptErrorsContext | None)
+    assert_type(error.context_for(AgentErrorCode.VALIDATOR_ERROR), ValidatorErrorContext | None)
+    assert_type(error.context_for(AgentErrorCode.REFUSAL), RefusalContext | None)
+    assert_type(error.context_for(AgentErrorCode.CONTEXT_WINDOW_EXCEEDED), ContextWindowContext | None)
+    assert_type(error.context_for(code), ErrorContext | None)
+    if (api := error.context_for(AgentErrorCode.API_ERROR)) is not None:
+        assert_type(api.status_code, int | None)
+    print(error.context.status_code)  # type: ignore[union-attr]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    error.context_for("API_ERROR")  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]

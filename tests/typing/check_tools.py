@@ -153,3 +153,28 @@ define_agent(name="s", model="m", output=OutputTool(Triage), helpers=[lookup])  
 define_agent(name="s", model="m", output=OutputTool(Triage), helpers=[lookup], deps_type=Cache)  # type: ignore[misc]  # pyright: ignore[reportCallIssue, reportArgumentType]
 define_agent(name="s", model="m", output=OutputTool(Triage), helpers=[lookup, cache_size], deps_type=Db)  # type: ignore[list-item]  # pyright: ignore[reportCallIssue, reportArgumentType]
 define_agent(name="s", model="m", output=OutputTool(Triage), helpers=[_summarise])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
+
+
+# @tool on a method: read from an instance, the tool is bound like the method (self is gone).
+
+
+class Library:
+    def __init__(self, books: dict[str, str]) -> None:
+        self.books = books
+
+    @tool
+    def author(self, title: str) -> str:
+        """Find a book's author."""
+        return self.books.get(title, "unknown")
+
+
+library = Library({"Dune": "Frank Herbert"})
+assert_type(library.author("Dune"), str)
+assert_type(library.author(title="Dune"), str)
+assert_type(Library.author(library, "Dune"), str)
+library.author(3)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+library.author(library, "Dune")  # type: ignore[arg-type, call-arg]  # pyright: ignore[reportCallIssue]
+assert_type(
+    define_agent(name="s", model="m", output=OutputTool(Triage), helpers=[library.author]),
+    AgentDefinition[Triage, None],
+)

@@ -106,10 +106,11 @@ def _targets(spec: str) -> list[Target]:
     ref, attr = split_target(spec)
     if attr is not None:
         return [load_agent(spec)]
-    found = agents_in(load_module(ref))
+    module = load_module(ref)
+    found = agents_in(module)
     if not found:
         raise UsageError(f"{ref} defines no agents at module level: name one as {ref}:ATTR")
-    return [Target(label=f"{ref}:{name}", agent=agent) for name, agent in found]
+    return [Target(label=f"{ref}:{name}", agent=agent, module=module) for name, agent in found]
 
 
 def _describe(agent: AgentDefinition[Any, Any]) -> str:

@@ -47,6 +47,8 @@ class Target:
     """How the user named it (``module:attr``)."""
     agent: AgentDefinition[Any, Any]
     """The definition found there."""
+    module: ModuleType
+    """The module that defines it (``run --scripted`` takes its ``scripted_client()``)."""
 
 
 def split_target(spec: str) -> tuple[str, str | None]:
@@ -149,7 +151,7 @@ def load_agent(spec: str) -> Target:
             raise UsageError(f"{ref} has no attribute {attr!r} (agents defined there: {found})") from None
     if not is_agent(value):
         raise UsageError(f"{spec} is {_describe(value)}, not an agent: point at the object define_agent() returned")
-    return Target(label=spec, agent=value)
+    return Target(label=spec, agent=value, module=module)
 
 
 def _describe(value: object) -> str:

@@ -219,7 +219,7 @@ class Progress:
 
     def _model_response(self, state: ExecutionState, event: ModelResponse) -> None:
         if self.json_events:
-            content = [block.model_dump(mode="json", exclude_none=True) for block in event.message.content]
+            content = [block.to_dict(mode="json") for block in event.message.content]  # as the API sent it
             self._emit("model_response", state, stop_reason=event.stop_reason, usage=event.usage, content=content)
             return
         self.lines.line(

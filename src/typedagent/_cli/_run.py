@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,7 +18,8 @@ from .._callbacks import ExecuteCallbacks
 from .._definition import AgentDefinition, ValidationConfig
 from .._loop import execute_agent
 from .._results import ExecuteFailure, ExecuteResult
-from ._load import ImportFailed, UsageError, load_agent
+from .._sync import run_blocking
+from ._load import ImportFailed, Target, UsageError, load_agent
 from ._progress import Progress
 
 __all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "run_command", "write_json"]
@@ -50,9 +50,14 @@ def add_run_parser(commands: Any) -> None:
     parser.add_argument(
         "--max-attempts", type=_positive_int, metavar="N", help="override ValidationConfig.max_attempts"
     )
-    cassette = parser.add_mutually_exclusive_group()
-    cassette.add_argument("--replay", metavar="CASSETTE", type=Path, help="answer from a recorded cassette (offline)")
-    cassette.add_argument(
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--scripted",
+        action="store_true",
+        help="answer from the module's scripted_client() instead of the API (offline; the bundled examples have one)",
+    )
+    source.add_argument("--replay", metavar="CASSETTE", type=Path, help="answer from a recorded cassette (offline)")
+    source.add_argument(
         "--record", metavar="CASSETTE", type=Path, help="run live and save every request/response to CASSETTE"
     )
     parser.add_argument(
@@ -82,11 +87,16 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
             max_attempts=args.max_attempts, max_iterations_per_attempt=agent.validation.max_iterations_per_attempt
         )
         agent = dataclasses.replace(agent, validation=validation)
-    deps = parse_deps(agent, args.deps_json)
-    prompt = stdin.read() if args.prompt == "-" else args.prompt
+    make_deps = getattr(target.module, "deps", None)
+    if args.scripted and args.deps_json is None and agent.deps_type is not None and callable(make_deps):
+        deps = make_deps()  # a scripted example brings its own deps, as in `typedagent demo`
+    else:
+        deps = parse_deps(agent, args.deps_json)
+    # Like a shell's "$(cat file)", stdin loses the newlines that end it: the same text, the same prompt.
+    prompt = stdin.read().rstrip("\n") if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise UsageError("the prompt is empty: pass the text to work on (or '-' to read it from stdin)")
-    client, mode = _client(args)
+    client, mode = _scripted(target) if args.scripted else _client(args)
 
     progress = Progress(stderr, json_events=args.json_events)
     progress.start(agent, label=target.label, mode=mode)
@@ -117,12 +127,21 @@ def execute(
     mid-call. A second Ctrl-C while that happens gives up waiting.
     """
     abort = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="typedagent-run")
-    future = pool.submit(
-        asyncio.run,
-        execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort),
-    )
-    pool.shutdown(wait=False)
+    future: Future[ExecuteResult[Any]] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(
+                run_blocking(
+                    execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort)
+                )
+            )
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    # A daemon thread: after a second Ctrl-C the process exits without waiting for it (nor, through
+    # run_blocking, for a sync tool abandoned in a worker thread).
+    threading.Thread(target=work, name="typedagent-run", daemon=True).start()
     try:
         return future.result(), False
     except KeyboardInterrupt:
@@ -183,6 +202,18 @@ def parse_deps(agent: AgentDefinition[Any, Any], deps_json: str | None) -> Any:
         raise UsageError(f"--deps-json does not fit {deps_type.__name__}: {problems}") from None
 
 
+def _scripted(target: Target) -> tuple[Any, str]:
+    """The client of ``--scripted``: what the agent's module's ``scripted_client()`` returns."""
+    make_client = getattr(target.module, "scripted_client", None)
+    if not callable(make_client):
+        raise UsageError(
+            f"--scripted: the module of {target.label} defines no scripted_client(); define one that returns a "
+            "typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a recorded "
+            "run with --replay CASSETTE"
+        )
+    return make_client(), "scripted model (offline)"
+
+
 def _client(args: argparse.Namespace) -> tuple[Any, str]:
     """The client for this run, and a phrase saying where the model's replies come from."""
     if args.replay is not None:
@@ -197,7 +228,7 @@ def _client(args: argparse.Namespace) -> tuple[Any, str]:
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise UsageError(
             "ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with --replay CASSETTE, "
-            "or try `typedagent demo`, which runs offline"
+            "answer from the module's scripted_client() with --scripted, or try `typedagent demo`, which runs offline"
         )
     from .._client import default_client  # a malformed ANTHROPIC_BASE_URL then fails the run, as in execute_agent
 

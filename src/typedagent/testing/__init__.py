@@ -1,8 +1,9 @@
 """Deterministic tests for typedagent agents, with no network and no API key.
 
 - ``ScriptedClient`` answers from a script of responses built with the helpers here
-  (``tool_call``, ``output_call``, ``submit_call``, ``text``, ``response``, ``api_error``, …) and
-  records every request; ``FunctionClient`` answers with a function of the request.
+  (``tool_call``, ``output_call``, ``submit_call``, ``text``, ``response``, ``api_error``, …, each a
+  ``ScriptStep``) and records every request; ``FunctionClient`` answers with a function of the request
+  (a ``MessagesRequest``).
 - ``RecordingClient`` / ``ReplayClient`` save and replay real conversations as JSON cassettes.
 - ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection,
   so the ``anthropic`` SDK's retries and timeouts run end to end.
@@ -27,6 +28,7 @@ from ._items import (
     ScriptedResponse,
     ScriptError,
     ScriptItem,
+    ScriptStep,
     api_error,
     delay,
     dropped_connection,
@@ -43,7 +45,7 @@ from ._items import (
     usage,
 )
 from ._process import FakeAnthropicServerProcess
-from ._scripted import FunctionClient, FunctionReturn, ScriptedClient
+from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient
 from ._server import FakeAnthropicServer
 
 __all__ = [
@@ -58,10 +60,12 @@ __all__ = [
     "FunctionClient",
     "FunctionReturn",
     "MalformedBody",
+    "MessagesRequest",
     "RecordingClient",
     "ReplayClient",
     "ScriptError",
     "ScriptItem",
+    "ScriptStep",
     "ScriptedClient",
     "ScriptedResponse",
     "api_error",

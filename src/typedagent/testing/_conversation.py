@@ -28,9 +28,15 @@ class ConversationError(AssertionError):
 
 
 def to_plain(value: Any) -> Any:
-    """``value`` as plain JSON data: pydantic models dumped (``None`` fields left out), tuples as lists."""
+    """``value`` as plain JSON data, tuples as lists, pydantic models dumped as the SDK sends them.
+
+    A model keeps exactly the fields that were set — for a response, the ones the API sent, ``null``
+    values included — under their API names (the SDK's own request-body dump).
+    """
     if hasattr(value, "model_dump"):
-        value = value.model_dump(mode="json", exclude_none=True)
+        exclude = getattr(value, "__api_exclude__", None)
+        # No serializer warnings: a response built without validation may hold blocks newer than its model.
+        value = value.model_dump(mode="json", exclude_unset=True, by_alias=True, exclude=exclude, warnings=False)
     if isinstance(value, Mapping):
         return {str(key): to_plain(item) for key, item in cast("Mapping[object, object]", value).items()}
     if isinstance(value, list | tuple):
@@ -52,7 +58,7 @@ def conversation(run: Conversation) -> list[dict[str, Any]]:
     """The whole conversation of a run as plain data, to compare with ``==`` in a test.
 
     Every message is a ``{"role": ..., "content": ...}`` dict of JSON values (SDK and pydantic
-    objects dumped, ``None`` fields left out), exactly what the Messages API would receive.
+    objects dumped with the fields they were given), exactly what the Messages API would receive.
 
     Args:
         run: An ``ExecuteResult``, its ``metadata``, or a list of messages.

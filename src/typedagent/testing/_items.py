@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias, cast
 import pydantic
 
 from .._api_errors import STATUS_TYPES
+from .._numbers import check_non_negative
 
 __all__ = [
     "ApiErrorSpec",
@@ -21,6 +22,7 @@ __all__ = [
     "MalformedBody",
     "ScriptError",
     "ScriptItem",
+    "ScriptStep",
     "ScriptedResponse",
     "api_error",
     "delay",
@@ -51,7 +53,18 @@ class ScriptError(AssertionError):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Block:
+class ScriptStep:
+    """What every script helper returns: the base of ``Block``, ``ScriptedResponse``, ``ApiErrorSpec``, ….
+
+    The common base of ``Block``, ``ScriptedResponse``, ``ApiErrorSpec``, ``Delayed`` and ``MalformedBody``
+    gives a script mixing them one element type, so ``[api_error(529), tool_call(...), output_call(...)]``
+    is a ``list[ScriptStep]`` for both type checkers (not ``list[object]``) and fits every parameter that
+    takes script items. Build steps with the helpers; other subclasses are not script items.
+    """
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Block(ScriptStep):
     """One content block of a scripted response."""
 
     type: Literal["text", "tool_use", "thinking", "redacted_thinking"]
@@ -67,7 +80,7 @@ def _default_usage() -> Mapping[str, int]:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ScriptedResponse:
+class ScriptedResponse(ScriptStep):
     """One model response in a script."""
 
     blocks: tuple[Block, ...]
@@ -77,7 +90,7 @@ class ScriptedResponse:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ApiErrorSpec:
+class ApiErrorSpec(ScriptStep):
     """An API error instead of an answer.
 
     In process it raises the SDK's own exception class; ``FakeAnthropicServer`` answers with the HTTP
@@ -116,24 +129,27 @@ class ApiErrorSpec:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Delayed:
+class Delayed(ScriptStep):
     """Another item, served after a pause (a slow response)."""
 
     seconds: float
     item: ScriptItem
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seconds", check_non_negative(self.seconds, "delay(seconds=...)"))
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MalformedBody:
+class MalformedBody(ScriptStep):
     """A response whose body is not a valid Messages API response (sent as ``application/json``)."""
 
     body: str
     status: int = 200
 
 
-ScriptItem: TypeAlias = ScriptedResponse | Block | ApiErrorSpec | Delayed | MalformedBody | str
-"""What a script holds: a response, a single block (a one-block response), plain text, an error, a
-delayed item or a malformed body."""
+ScriptItem: TypeAlias = ScriptStep | str
+"""What a script holds: a step built by a helper — a response, a single block (a one-block response), an
+error, a delayed item or a malformed body — or plain text."""
 
 
 def _status_class(anthropic: Any, status: int) -> Any:
@@ -264,7 +280,7 @@ def api_error(
     """
     extra = dict(headers or {})
     if retry_after is not None:
-        extra["retry-after"] = f"{retry_after:g}"
+        extra["retry-after"] = f"{check_non_negative(retry_after, 'api_error(retry_after=...)'):g}"
     return ApiErrorSpec(status=status, message=message, error_type=error_type, request_id=request_id, headers=extra)
 
 
@@ -283,17 +299,26 @@ def dropped_connection() -> ApiErrorSpec:
     return api_error("connection", "the server closed the connection without a response")
 
 
-def as_response(item: ScriptedResponse | Block | str) -> ScriptedResponse:
-    """The response an answering item stands for."""
+def as_response(item: ScriptItem) -> ScriptedResponse:
+    """The response an answering item stands for.
+
+    Raises:
+        ScriptError: ``item`` is a ``ScriptStep`` no helper builds.
+    """
     if isinstance(item, ScriptedResponse):
         return item
     if isinstance(item, str):
         return ScriptedResponse(blocks=(text(item),))
-    return ScriptedResponse(blocks=(item,))
+    if isinstance(item, Block):
+        return ScriptedResponse(blocks=(item,))
+    raise ScriptError(
+        f"{type(item).__name__} is not a script item: build scripts with the typedagent.testing helpers "
+        "(tool_call, output_call, text, response, api_error, delay, malformed_body, ...)"
+    )
 
 
 def render_message(
-    item: ScriptedResponse | Block | str,
+    item: ScriptItem,
     params: Mapping[str, Any],
     *,
     call: int,

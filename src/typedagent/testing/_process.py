@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._numbers import check_non_negative
 from ._items import ScriptItem, script_to_json
 from ._server import sdk_client
 
@@ -55,7 +56,7 @@ class FakeAnthropicServerProcess:
     ) -> None:
         self.script = list(script)
         self.per_conversation = per_conversation
-        self.latency_ms = latency_ms
+        self.latency_ms = check_non_negative(latency_ms, "latency_ms")
         self.host = host
         self.port = port
         self.python = python or sys.executable

@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import itertools
 import json
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from ._items import (
-    ApiErrorSpec,
-    Block,
-    Delayed,
-    MalformedBody,
-    ScriptedResponse,
-    ScriptError,
-    ScriptItem,
-    render_message,
-)
+from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
 
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-__all__ = ["FunctionClient", "FunctionReturn", "ScriptedClient"]
+__all__ = ["FunctionClient", "FunctionReturn", "MessagesRequest", "ScriptedClient"]
+
+MessagesRequest: TypeAlias = dict[str, Any]
+"""One ``messages.create`` call as the testing clients see it: its keyword arguments (``model``, ``system``,
+``tools``, ``tool_choice``, ``messages``, …) as JSON-like data. What a ``FunctionClient`` function receives
+and what ``requests`` holds; type a function ``def model(request: MessagesRequest) -> FunctionReturn``."""
 
 FunctionReturn: TypeAlias = "Message | ScriptItem | Mapping[str, Any]"
 """What a ``FunctionClient`` function may return: a ``Message``, a script item, or a response's JSON."""
@@ -51,7 +48,9 @@ class _InProcessClient:
     _message_prefix = "msg"
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
+        # The SDK builds the responses: import it now, not inside the first execution's deadline.
+        importlib.import_module("anthropic")
+        self.requests: list[MessagesRequest] = []
         """Every request received, as keyword arguments (messages copied at call time)."""
         self.messages = _Messages(self)
         self._ids = itertools.count(1)
@@ -73,7 +72,7 @@ class _InProcessClient:
         while isinstance(item, Delayed):
             pause += item.seconds
             item = item.item
-        if isinstance(item, ScriptedResponse | Block | str):
+        if isinstance(item, ScriptStep | str) and not isinstance(item, ApiErrorSpec | MalformedBody):
             item = render_message(
                 item,
                 request,
@@ -97,19 +96,28 @@ async def _deliver(pause: float, item: Message | ApiErrorSpec | MalformedBody | 
         raise item.to_exception()
     if isinstance(item, MalformedBody):
         return _parse_malformed(item)
-    return Message.model_validate(item)
+    return build_message(item)
+
+
+def build_message(data: Mapping[str, Any]) -> Message:
+    """A response body as the SDK's client builds it: unvalidated, nested models constructed, nothing dropped.
+
+    The SDK does not validate response bodies (unless the client is made with
+    ``_strict_response_validation=True``): it constructs the model recursively from whatever came, so a
+    block type or field newer than the installed SDK is kept, not rejected. Replayed and scripted
+    responses are built the same way, so they behave exactly like live ones.
+    """
+    from anthropic.types import Message
+
+    return Message.construct(**data)
 
 
 def _parse_malformed(item: MalformedBody) -> Message:
     """What the SDK makes of a body that is not a Message: a status error, a JSON error, or an unvalidated model."""
-    from anthropic.types import Message
-
     if item.status >= 400:
         raise ApiErrorSpec(status=item.status, message=item.body).to_exception()
     data: object = json.loads(item.body)  # the SDK lets this JSONDecodeError through, so do we
-    # The SDK does not validate response bodies by default: it builds the model from whatever came.
-    fields = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
-    return Message.model_construct(**fields)
+    return build_message(cast("dict[str, Any]", data) if isinstance(data, dict) else {})
 
 
 class ScriptedClient(_InProcessClient):
@@ -158,9 +166,10 @@ class ScriptedClient(_InProcessClient):
 class FunctionClient(_InProcessClient):
     """A client whose answers come from a function of the request; records every request.
 
-    ``fn`` receives the request's keyword arguments as a dict (``model``, ``system``, ``tools``,
-    ``messages``, …) and returns — directly or as an awaitable — an ``anthropic.types.Message``, any
-    script item (``output_call(...)``, ``response(...)``, ``api_error(...)``, …) or a response's JSON.
+    ``fn`` receives the request's keyword arguments as a ``MessagesRequest`` dict (``model``, ``system``,
+    ``tools``, ``messages``, …) and returns — directly or as an awaitable — an ``anthropic.types.Message``,
+    any script item (``output_call(...)``, ``response(...)``, ``api_error(...)``, …) or a response's JSON,
+    which is built into a ``Message`` the way the SDK builds responses (without validation).
 
     Example:
         ``FunctionClient(lambda request: output_call(Triage(...)) if len(request["messages"]) > 1
@@ -170,7 +179,7 @@ class FunctionClient(_InProcessClient):
     _source = "FunctionClient"
     _message_prefix = "msg_function"
 
-    def __init__(self, fn: Callable[[dict[str, Any]], FunctionReturn | Awaitable[FunctionReturn]]) -> None:
+    def __init__(self, fn: Callable[[MessagesRequest], FunctionReturn | Awaitable[FunctionReturn]]) -> None:
         super().__init__()
         self.fn = fn
 

@@ -13,6 +13,7 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .._numbers import check_non_negative
 from ._items import (
     ApiErrorSpec,
     Block,
@@ -128,7 +129,7 @@ class FakeAnthropicServer:
     ) -> None:
         self.script: list[ScriptItem] = list(script)
         self.per_conversation = per_conversation
-        self.latency_ms = latency_ms
+        self.latency_ms = check_non_negative(latency_ms, "latency_ms")
         self.record_requests = record_requests
         self.strict = strict
         self.requests: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""pytest plugin for typedagent, active wherever typedagent is installed (``pytest11`` entry point).
+"""pytest plugin for typedagent, loaded wherever typedagent is installed (``pytest11`` entry point).
 
 Fixtures:
     scripted_client: an empty ``ScriptedClient``; add responses with ``.add(...)``.
@@ -10,10 +10,13 @@ Fixtures:
     cassette_real_client: the client used to record (``AsyncAnthropic()``); override it for Bedrock,
         Vertex or client options.
 
-Real model requests are blocked in tests: any request through the ``anthropic`` SDK's HTTP
-transports to a host that is not loopback fails the test with an explanation. Allow them with
-``@pytest.mark.allow_model_requests``, ``--allow-model-requests``, ``--record-cassettes`` (for tests
-using ``cassette``), or ``typedagent_block_model_requests = false`` in the pytest configuration.
+Blocking real model requests is opt-in, so the plugin never changes tests that do not ask for it:
+a blocked test fails on any request through the ``anthropic`` SDK's HTTP transports to a host that
+is not loopback. Requests are blocked in tests that use ``scripted_client``, ``fake_anthropic_server``
+or ``cassette`` (replaying), in tests marked ``@pytest.mark.block_model_requests`` (or whose module
+or class is), and in every test when the pytest configuration sets
+``typedagent_block_model_requests = true``. ``@pytest.mark.allow_model_requests``,
+``--allow-model-requests`` and ``--record-cassettes`` (for tests using ``cassette``) lift the block.
 Loopback servers (``FakeAnthropicServer``) and ``httpx2.MockTransport`` are never blocked.
 """
 
@@ -37,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["ModelRequestBlocked"]
 
 _LOOPBACK = frozenset({"localhost", "::1", "[::1]"})
+_OFFLINE_FIXTURES = frozenset({"scripted_client", "fake_anthropic_server", "cassette"})
+"""Fixtures that make a test a typedagent offline test: using one blocks real model requests."""
 _CALL_FAILED = pytest.StashKey[bool]()
 _AIOHTTP_TRANSPORT = "anthropic._vendor.httpx_aiohttp.transport"
 
@@ -61,20 +66,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--allow-model-requests",
         action="store_true",
-        help="typedagent: let tests send requests to real model APIs (blocked by default).",
+        help="typedagent: let every test send requests to real model APIs, even where they are blocked.",
     )
     parser.addini(
         "typedagent_block_model_requests",
         type="bool",
-        default=True,
-        help="typedagent: fail tests that send requests to real model APIs (default true).",
+        default=False,
+        help="typedagent: fail every test that sends a request to a real model API (default false: only tests "
+        "marked block_model_requests or using typedagent's offline fixtures).",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker."""
+    """Register the markers."""
     config.addinivalue_line(
-        "markers", "allow_model_requests: let this test send requests to real model APIs (typedagent blocks them)."
+        "markers",
+        "block_model_requests: fail this test if it sends a request to a real model API (typedagent).",
+    )
+    config.addinivalue_line(
+        "markers",
+        "allow_model_requests: let this test send requests to real model APIs where typedagent would block them.",
     )
 
 
@@ -89,13 +100,20 @@ def pytest_runtest_makereport(
     return report
 
 
-def _requests_allowed(request: pytest.FixtureRequest) -> bool:
-    config = request.config
+def _blocks_requests(request: pytest.FixtureRequest) -> bool:
+    """Whether this test opted in to blocking real model requests, and nothing lifts the block."""
+    config, node = request.config, request.node
+    fixtures = set(request.fixturenames)
+    if (
+        config.getoption("allow_model_requests")
+        or node.get_closest_marker("allow_model_requests") is not None
+        or (config.getoption("record_cassettes") and "cassette" in fixtures)
+    ):
+        return False
     return bool(
-        not config.getini("typedagent_block_model_requests")
-        or config.getoption("allow_model_requests")
-        or request.node.get_closest_marker("allow_model_requests") is not None
-        or (config.getoption("record_cassettes") and "cassette" in request.fixturenames)
+        config.getini("typedagent_block_model_requests")
+        or node.get_closest_marker("block_model_requests") is not None
+        or fixtures & _OFFLINE_FIXTURES
     )
 
 
@@ -133,8 +151,8 @@ def _guard_sync(original: Callable[..., Any], test: str) -> Callable[..., Any]:
 
 @pytest.fixture(autouse=True)
 def _typedagent_block_model_requests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail the test when it sends a request to a real model API (see the module docstring)."""
-    if _requests_allowed(request):
+    """Fail the test when it sends a request to a real model API, where it opted in (see the module docstring)."""
+    if not _blocks_requests(request):
         return
     test = request.node.nodeid
     for cls, name, guard in _transports():

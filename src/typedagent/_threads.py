@@ -1,0 +1,112 @@
+"""Running sync user code off the event loop, on daemon worker threads that nobody ever waits for.
+
+``asyncio.to_thread`` uses the loop's default executor, whose threads ``asyncio.run`` joins when it
+shuts down and the interpreter joins at exit: a sync tool stuck in ``time.sleep(20)`` would hold up
+the return of ``execute_agent_sync`` and the exit of the command line long after the execution was
+abandoned. These workers are daemon threads: an abandoned call finishes on its own (its result is
+discarded), and nothing waits for it. Idle workers are reused, and exit after a minute of idleness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import queue
+import threading
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Final, TypeVar
+
+__all__ = ["run_in_thread"]
+
+T = TypeVar("T")
+
+IDLE_EXIT_S: Final = 60.0
+"""A worker with nothing to do for this long exits."""
+
+
+class _Workers:
+    """A pool of daemon threads, grown on demand: a job never waits behind a busy (or stuck) worker."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.idle = 0
+        self.count = 0
+
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        """Run ``job`` on a worker; what it returns is called once the worker counts as idle again."""
+        with self.lock:
+            if self.idle:
+                self.idle -= 1  # an idle worker takes it; count it busy now so two jobs never wait for one worker
+            else:
+                self.count += 1
+                threading.Thread(target=self._work, name=f"typedagent-worker-{self.count}", daemon=True).start()
+        self.jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job = self.jobs.get(timeout=IDLE_EXIT_S)
+            except queue.Empty:
+                with self.lock:
+                    if self.jobs.empty() and self.idle:
+                        self.idle -= 1
+                        self.count -= 1
+                        return
+                continue
+            deliver = job()
+            del job  # drop the job's references before idling
+            # Idle before the outcome is delivered: a caller that submits again as soon as it has the
+            # outcome finds this worker free instead of starting another.
+            with self.lock:
+                self.idle += 1
+            deliver()
+
+
+_WORKERS: Final = _Workers()
+
+
+async def run_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call ``fn(*args, **kwargs)`` on a daemon worker thread, in a copy of the caller's context.
+
+    Whatever ``fn`` raises is raised here as it is (``asyncio.to_thread`` would turn a
+    ``concurrent.futures.CancelledError`` into a cancellation of the caller). If the caller stops
+    waiting, the call goes on in its thread and its outcome is dropped.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def job() -> Callable[[], None]:
+        try:
+            result = context.run(fn, *args, **kwargs)
+        except StopIteration as exc:
+            # A future cannot hold a StopIteration (the awaiting side would never resume); a coroutine
+            # raising one gets a RuntimeError, so a sync function does too.
+            error = RuntimeError(f"{getattr(fn, '__name__', 'function')} raised StopIteration")
+            error.__cause__ = exc
+            return partial(_deliver, loop, future, None, error)
+        except BaseException as exc:  # every outcome goes to the waiting task, which decides
+            return partial(_deliver, loop, future, None, exc)
+        return partial(_deliver, loop, future, result, None)
+
+    _WORKERS.submit(job)
+    return await future
+
+
+def _deliver(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, exc: BaseException | None
+) -> None:
+    def settle() -> None:
+        if future.done():  # the caller stopped waiting (cancelled): the outcome is dropped
+            return
+        if exc is None:
+            future.set_result(result)
+        else:
+            future.set_exception(exc)
+
+    # A closed loop raises RuntimeError: the execution that wanted this result is over.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(settle)

@@ -1,0 +1,58 @@
+"""``tests/typecheck_docs.py``: which blocks it checks, as which modules, and that a problem fails the check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typecheck_docs
+
+PAGE = """# A page
+
+```python
+import json
+
+x: int = 1
+```
+
+```python title="Before: somelib 1.0"
+y: str = "other library"
+```
+
+```python skip-typecheck
+fragment(
+```
+
+```py
+shown only
+```
+
+```python
+print(json.dumps(x))
+```
+"""
+
+
+def test_typecheck_docs_modules_of_a_page(tmp_path: Path) -> None:
+    """A page's blocks are one module, in order; a "Before:" block is a module of its own; skipped ones are left out."""
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "a-page.md"
+    page.write_text(PAGE)
+    main, before = typecheck_docs.modules_for(page, tmp_path)
+    assert (main.name, before.name) == ("doc_docs_a_page", "doc_docs_a_page_before_1")
+    assert main.source == "import json\n\nx: int = 1\n\nprint(json.dumps(x))\n\n"
+    assert (main.origins[0], main.origins[4]) == ("docs/a-page.md:4", "docs/a-page.md:22")
+    assert before.source == 'y: str = "other library"\n\n'
+    assert before.origins[0] == "docs/a-page.md:10"
+    assert typecheck_docs.documents(tmp_path) == [page]
+
+
+def test_typecheck_docs_reports_problems_at_the_page_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A block that fails a checker fails the check, each problem shown at its line of the page."""
+    (tmp_path / "README.md").write_text(PAGE.replace('y: str = "other library"', "y: str = 42"))
+    assert typecheck_docs.main(["--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": error")[0] + line[line.rindex(" [") :] for line in out] == [
+        "README.md:10 [mypy]",
+        "README.md:10 [pyright]",
+    ]
