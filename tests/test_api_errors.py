@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic
@@ -307,10 +308,98 @@ async def test_api_errors_any_exception_from_a_custom_client_is_api_error(
     assert shown in result.error.message
 
 
-async def test_api_errors_assertion_errors_from_test_doubles_propagate() -> None:
-    """An AssertionError from a client (a test double's script disagreeing) fails the test instead."""
-    with pytest.raises(AssertionError, match="script says no"):
-        await execute_agent(agent(), "go", client=_Raising(AssertionError("script says no")))
+async def test_api_errors_assertion_error_from_a_client_is_api_error() -> None:
+    """An AssertionError raised while the call is awaited (a wrapper's own assert) is API_ERROR like any other."""
+    exc = AssertionError("wrapper says no")
+    result = await execute_agent(agent(), "go", client=_Raising(exc))
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.cause is exc
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="AssertionError", request_id=None, attempt=1, iteration=1
+    )
+
+
+class _Refusing:
+    """A client whose ``messages.create`` raises when called, before it returns anything to await."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+        self.messages = self
+
+    def create(self, **params: Any) -> Any:
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [TypeError("create() got an unexpected keyword argument 'x'"), AssertionError("no")])
+async def test_api_errors_raised_when_create_is_called_propagate(exc: Exception) -> None:
+    """An exception raised by calling ``messages.create`` (nothing to await, nothing sent) is a programming error."""
+    with pytest.raises(type(exc)) as raised:
+        await execute_agent(agent(), "go", client=_Refusing(exc))
+    assert raised.value is exc
+
+
+async def test_api_errors_sdk_rejecting_an_unknown_keyword_raises_type_error() -> None:
+    """The SDK's TypeError for a keyword ``messages.create`` does not take propagates; nothing is sent."""
+    sent: list[httpx2.Request] = []
+    sdk = sdk_client(lambda request: sent.append(request) or httpx2.Response(500))
+
+    class Wrapper:
+        """Adds a misspelt parameter to every call, as a typo in a client wrapper would."""
+
+        def __init__(self) -> None:
+            self.messages = self
+
+        def create(self, **params: Any) -> Any:
+            return sdk.messages.create(**params, temprature=0.2)
+
+    with pytest.raises(TypeError, match="temprature"):
+        await execute_agent(agent(), "go", client=Wrapper())
+    assert sent == []
+
+
+async def test_api_errors_sdk_refusing_before_sending_is_not_an_api_call() -> None:
+    """The SDK's own ValueError before sending is API_ERROR 'request_not_sent', with no iteration counted."""
+    sent: list[httpx2.Request] = []
+    client = sdk_client(lambda request: sent.append(request) or httpx2.Response(500))
+    result = await execute_agent(agent(max_tokens=400_000), "go", client=client)
+    assert isinstance(result, ExecuteFailure)
+    assert sent == []
+    assert type(result.error.cause) is ValueError
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="request_not_sent", request_id=None, attempt=1, iteration=0
+    )
+    assert result.error.message.startswith(
+        "The request was not sent: the client raised ValueError before sending it (Streaming is required for "
+    )
+    assert result.metadata.iterations == 0
+    assert [(a.iterations, a.outcome) for a in result.metadata.attempts] == [(0, AttemptOutcome.API_ERROR)]
+
+
+async def test_api_errors_missing_credentials_are_not_an_api_call() -> None:
+    """The SDK finding no credentials before sending is 'missing_credentials', with no iteration counted."""
+    sent: list[httpx2.Request] = []
+    http = httpx2.AsyncClient(
+        transport=httpx2.MockTransport(lambda request: sent.append(request) or httpx2.Response(500))
+    )
+    client = anthropic.AsyncAnthropic(api_key=None, auth_token=None, http_client=http, max_retries=0)
+    result = await execute_agent(agent(), "go", client=client)
+    assert isinstance(result, ExecuteFailure)
+    assert sent == []
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="missing_credentials", request_id=None, attempt=1, iteration=0
+    )
+    assert result.metadata.iterations == 0
+
+
+async def test_api_errors_body_that_is_not_json_still_counts_as_a_call() -> None:
+    """A response whose body cannot be read was sent and answered: one iteration, 'malformed_response'."""
+    result = await fail_with(
+        lambda request: httpx2.Response(200, content=b"\xff\xfe{", headers={"content-type": "application/json"})
+    )
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="malformed_response", request_id=None, attempt=1, iteration=1
+    )
+    assert result.metadata.iterations == 1
 
 
 async def test_api_errors_keep_tokens_conversation_and_last_output_from_before() -> None:
@@ -337,3 +426,115 @@ async def test_api_errors_keep_tokens_conversation_and_last_output_from_before()
     ]
     assert_valid_conversation(result.metadata.messages)
     assert [m["role"] for m in result.metadata.messages] == ["user", "assistant", "user", "assistant", "user"]
+
+
+BAD_URL = "The base URL (ANTHROPIC_BASE_URL, or the client's base_url) is not a valid URL"
+
+
+@pytest.mark.parametrize(
+    ("environment", "error_type", "said"),
+    [
+        ({"ANTHROPIC_API_KEY": None}, "missing_credentials", "Set ANTHROPIC_API_KEY"),
+        ({"ANTHROPIC_BASE_URL": "http://[::1"}, "invalid_base_url", BAD_URL),
+        ({"ANTHROPIC_BASE_URL": "not a url at all"}, "invalid_base_url", BAD_URL),
+        (
+            {"ANTHROPIC_API_KEY": None, "ANTHROPIC_PROFILE": "nope", "ANTHROPIC_CONFIG_DIR": "/nonexistent-typedagent"},
+            "invalid_client_configuration",
+            "Config file not found at /nonexistent-typedagent/configs/nope.json",
+        ),
+    ],
+    ids=["no-key", "bad-url", "no-scheme", "no-profile"],
+)
+async def test_api_errors_default_client_configuration_errors_are_results(
+    environment: dict[str, str | None], error_type: str, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A default client that cannot be used as configured fails the run the same way, before sending anything."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        if value is None:
+            monkeypatch.delenv(name)
+        else:
+            monkeypatch.setenv(name, value)
+    result = await execute_agent(agent(), "go")
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type=error_type, request_id=None, attempt=1, iteration=0
+    )
+    assert said in result.error.message
+    assert result.metadata.iterations == 0
+
+
+async def test_api_errors_unbuilt_default_client_raises_its_error_if_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in for a default client that could not be built fails any direct call with the reason."""
+    from typedagent._client import default_client
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://[::1")
+    client = default_client()
+    with pytest.raises(ValueError, match=r"is not a valid URL \(Invalid port: ':1'\)"):
+        await client.messages.create(model="m", max_tokens=1, messages=[])
+
+
+class _Answering:
+    """A custom client that answers with ``answer`` as it is."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.messages = self
+
+    async def create(self, **params: Any) -> Any:
+        return self.answer
+
+
+async def test_api_errors_blocks_that_are_not_block_objects_are_malformed() -> None:
+    """A custom client whose content blocks are plain objects (not SDK blocks) gets 'malformed_response'."""
+    answer = SimpleNamespace(content=[SimpleNamespace(type="text", text="hi")], stop_reason="end_turn", usage=None)
+    result = await execute_agent(agent(), "go", client=_Answering(answer))
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="malformed_response", request_id=None, attempt=1, iteration=1
+    )
+    assert "content block 0 of the response is a SimpleNamespace, not a block." in result.error.message
+
+
+class _Stubborn(Exception):
+    """An exception whose ``request`` cannot be read and whose ``note`` cannot be reassigned."""
+
+    @property
+    def request(self) -> Any:
+        raise RuntimeError("no request here")
+
+    @property
+    def note(self) -> str:
+        return str(self.__dict__["note"])
+
+
+class _OddClient:
+    """A client whose key is readable but whose base_url raises, and whose calls raise ``_Stubborn``."""
+
+    api_key = "sk-ant-odd-client-secret-0123456789"
+
+    def __init__(self) -> None:
+        self.messages = self
+
+    @property
+    def base_url(self) -> Any:
+        raise RuntimeError("no base url")
+
+    async def create(self, **params: Any) -> Any:
+        error = _Stubborn(f"rejected {self.api_key}")
+        error.__dict__["note"] = f"key {self.api_key}"
+        raise error
+
+
+async def test_api_errors_odd_client_and_exception_objects_never_break_the_failure_path() -> None:
+    """Attributes that raise or refuse assignment are left alone; the key is still cut from the message."""
+    result = await execute_agent(agent(), "go", client=_OddClient())
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="_Stubborn", request_id=None, attempt=1, iteration=1
+    )
+    assert "rejected [redacted]" in result.error.message
+    assert _OddClient.api_key not in result.error.message

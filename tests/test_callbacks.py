@@ -14,6 +14,7 @@ from typedagent import (
     ModelResponse,
     ToolCall,
     ToolResult,
+    ValidationConfig,
     ValidationFailure,
     tool,
 )
@@ -176,3 +177,80 @@ async def test_callbacks_fire_for_calls_that_are_not_run() -> None:
         ("call", "lookup", False),
         ("result", "Error: not run: the response was cut off at max_tokens.", True),
     ]
+
+
+def _bad(severity: int) -> dict[str, object]:
+    return {"severity": severity, "summary": "VPN drops hourly"}
+
+
+async def test_callbacks_tool_call_input_is_a_copy() -> None:
+    """Editing ``ToolCall.input`` in a callback changes neither what is validated nor what a helper gets."""
+    seen: list[str] = []
+
+    @tool
+    async def echo(query: str) -> str:
+        """Echo."""
+        seen.append(query)
+        return query
+
+    def tamper(state: ExecutionState, event: ToolCall) -> None:
+        event.input["severity"] = 999
+        event.input["query"] = "tampered"
+
+    client = ScriptedClient([tool_call("echo", {"query": "vpn"}), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[echo]), client, callbacks=ExecuteCallbacks(on_tool_call=tamper))
+    assert result.output == GOOD
+    assert seen == ["vpn"]
+    assert result.metadata.callback_errors == ()
+    assert client.requests[1]["messages"][1]["content"][0]["input"] == {"query": "vpn"}
+
+
+async def test_callbacks_model_response_message_is_a_copy() -> None:
+    """Editing ``ModelResponse.message`` (its blocks, their inputs, its stop reason) changes nothing in the run."""
+
+    def tamper(state: ExecutionState, event: ModelResponse) -> None:
+        block = event.message.content[0]
+        assert block.type == "tool_use"
+        block.input["severity"] = 999  # type: ignore[index]
+        event.message.stop_reason = "refusal"
+        event.message.content.append(event.message.content[0])
+
+    client = ScriptedClient([output_call(GOOD)])
+    result = await run(triage_agent(), client, callbacks=ExecuteCallbacks(on_model_response=tamper))
+    assert result.output == GOOD
+    assert result.metadata.callback_errors == ()
+    assert [len(m["content"]) for m in result.metadata.messages[1:]] == [1, 1]
+    assert result.metadata.messages[1]["content"][0]["input"] == GOOD.model_dump()  # type: ignore[index]
+
+
+async def test_callbacks_validation_failure_candidate_is_a_copy() -> None:
+    """Editing ``ValidationFailure.candidate`` changes neither the attempt record nor ``last_output``."""
+
+    def tamper(state: ExecutionState, event: ValidationFailure) -> None:
+        assert event.candidate is not None
+        event.candidate["severity"] = 3
+
+    client = ScriptedClient([output_call(_bad(9)), output_call(_bad(8))])
+    agent = triage_agent(validation=ValidationConfig(max_attempts=2))
+    result = await run(agent, client, callbacks=ExecuteCallbacks(on_validation_failure=tamper))
+    assert not result.ok
+    assert [a.candidate for a in result.metadata.attempts] == [_bad(9), _bad(8)]
+    assert result.error.last_output == _bad(8)
+    assert client.requests[1]["messages"][1]["content"][0]["input"] == _bad(9)
+
+
+async def test_callbacks_frozen_events_and_state_cannot_be_changed() -> None:
+    """AttemptStart, ToolResult and ExecutionState refuse assignment; the run goes on as if untouched."""
+
+    def tamper(state: ExecutionState, event: object) -> None:
+        for target, name, value in ((state, "attempt", 7), (event, "attempt", 7), (event, "content", "x")):
+            if hasattr(target, name):
+                setattr(target, name, value)
+
+    callbacks = ExecuteCallbacks(on_attempt_start=tamper, on_tool_result=tamper)
+    client = ScriptedClient([tool_call("lookup", {"query": "vpn"}), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[lookup]), client, callbacks=callbacks)
+    assert result.output == GOOD
+    assert [e.error_type for e in result.metadata.callback_errors] == ["FrozenInstanceError"] * 3
+    assert [a.number for a in result.metadata.attempts] == [1]
+    assert client.requests[1]["messages"][2]["content"][0]["content"] == "found vpn"

@@ -603,6 +603,18 @@ def test_demo_stops_after_an_interrupted_example(cli: Streams, monkeypatch: pyte
     assert out.endswith("Interrupted: the remaining examples were not run.\n")
 
 
+def test_run_reports_a_malformed_base_url_as_a_failed_run(
+    cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A malformed ANTHROPIC_BASE_URL fails the run with the API_ERROR execute_agent reports, not a traceback."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://[::1")
+    path = _module(tmp_path, AGENT_SOURCE)
+    assert cli("run", f"{path}:agent", "hi") == 1
+    assert "API_ERROR" in cli.err.getvalue()
+    assert "The base URL (ANTHROPIC_BASE_URL, or the client's base_url) is not a valid URL" in cli.err.getvalue()
+
+
 GEO_SOURCE = """
     from pydantic import BaseModel
     from typedagent import OutputTool, define_agent, tool

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from typedagent import (
@@ -11,6 +12,8 @@ from typedagent import (
     AgentErrorCode,
     ApiErrorContext,
     AttemptOutcome,
+    ExecuteCallbacks,
+    ExecuteFailure,
     OutputTool,
     ValidationConfig,
     define_agent,
@@ -18,6 +21,7 @@ from typedagent import (
     tool,
 )
 from typedagent.testing import (
+    FunctionClient,
     ScriptedClient,
     assert_valid_conversation,
     conversation_problems,
@@ -77,6 +81,37 @@ async def test_empty_response_after_content_block_prompt_appends_feedback_to_it(
     assert client.requests[1]["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "go"}, {"type": "text", "text": FEEDBACK}]}
     ]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("client_kind", ["scripted", "function"])
+async def test_deeply_nested_tool_input_is_a_malformed_response(client_kind: str) -> None:
+    """A tool input nested 300 deep (prompt injection can steer that) ends as 'malformed_response', never a crash."""
+    hostile = output_call({"n": 1, "junk": _nested(300)})
+    client = ScriptedClient([hostile]) if client_kind == "scripted" else FunctionClient(lambda request: hostile)
+    seen: list[object] = []
+    callbacks = ExecuteCallbacks(
+        on_model_response=lambda s, e: seen.append(e), on_tool_call=lambda s, e: seen.append(e)
+    )
+    result = await execute_agent(agent(), "go", client=client, callbacks=callbacks)
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="malformed_response", request_id=None, attempt=1, iteration=1
+    )
+    assert result.error.message.startswith(
+        "The Messages API call failed (malformed_response): content block 0 of the response is nested more than "
+        "100 levels deep"
+    )
+    assert result.metadata.tokens.total == 15
+    assert result.metadata.messages == [{"role": "user", "content": "go"}]
+    assert seen == []
 
 
 async def test_duplicate_tool_use_ids_fail_as_malformed_response() -> None:

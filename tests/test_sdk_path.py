@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import anthropic
 import httpx2
+import pytest
 from pydantic import BaseModel
 from support import GOOD, Triage, reflecting, triage_agent
 
-from typedagent import AgentErrorCode, ApiErrorContext, OutputTool, define_agent, execute_agent, tool
+from typedagent import (
+    AgentErrorCode,
+    ApiErrorContext,
+    ExecuteCallbacks,
+    ExecuteFailure,
+    OutputTool,
+    ValidationConfig,
+    define_agent,
+    execute_agent,
+    tool,
+)
 from typedagent.testing import assert_valid_conversation
 
 
@@ -125,6 +137,128 @@ async def test_sdk_path_status_error_maps_to_api_error() -> None:
     assert isinstance(result.error.cause, anthropic.BadRequestError)
     assert "tools.0: bad schema" in result.error.message
     assert "check the model id, tool schemas" in result.error.message
+
+
+def nested(depth: int) -> Any:
+    """A JSON value ``depth`` objects deep."""
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"child": value}
+    return value
+
+
+def body(content: list[dict[str, Any]], stop_reason: str = "tool_use", usage: Any = None) -> dict[str, Any]:
+    """A response body whose usage may have any shape (default: 10 input, 5 output tokens)."""
+    return {
+        **message(content, stop_reason),
+        "usage": {"input_tokens": 10, "output_tokens": 5} if usage is None else usage,
+    }
+
+
+def output_use(**extra: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_h", "name": "final_output", "input": {**GOOD.model_dump(), **extra}}
+
+
+HOSTILE: dict[str, tuple[dict[str, Any], str, int]] = {
+    "deep-output-input": (body([output_use(extra=nested(300))]), "nested more than 100 levels deep", 15),
+    "deep-helper-input": (
+        body([{"type": "tool_use", "id": "toolu_h", "name": "lookup", "input": {"query": nested(120)}}]),
+        "content block 0 of the response is nested more than 100 levels deep",
+        15,
+    ),
+    "deep-unknown-block": (
+        body([{"type": "text", "text": "hi"}, {"type": "future_block", "data": [nested(200)]}], "end_turn"),
+        "content block 1 of the response is nested more than 100 levels deep",
+        15,
+    ),
+    "usage-string": (body([output_use()], usage="n/a"), "the response's usage is not a set of token counts", 0),
+    "usage-list": (body([output_use()], usage=[10, 5]), "the response's usage is not a set of token counts", 0),
+    "usage-bool": (
+        body([output_use()], usage={"input_tokens": True, "output_tokens": 5}),
+        "the response's usage is not a set of token counts",
+        0,
+    ),
+    "refusal-null-text": (
+        body([{"type": "text", "text": None}], "refusal"),
+        "text block 0 of the response has no text string",
+        15,
+    ),
+    "text-object": (body([{"type": "text", "text": {"a": 1}}], "end_turn"), "text block 0 of the response", 15),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+async def test_sdk_path_hostile_content_is_a_malformed_response(case: str) -> None:
+    """Over the real SDK, deep or wrongly shaped content is API_ERROR 'malformed_response', never an exception."""
+    hostile, reason, tokens = HOSTILE[case]
+    seen: list[dict[str, Any]] = []
+    hooks = ExecuteCallbacks(on_model_response=lambda s, e: None, on_tool_call=lambda s, e: None)
+    result = await execute_agent(
+        triage_agent(helpers=[lookup]), "x", client=sdk_client([(200, hostile)], seen), callbacks=hooks
+    )
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type="malformed_response", request_id=None, attempt=1, iteration=1
+    )
+    assert reason in result.error.message
+    assert result.metadata.tokens.total == tokens
+    assert result.metadata.messages == [{"role": "user", "content": "x"}]
+    assert result.metadata.callback_errors == ()
+    assert_valid_conversation(result.metadata.messages)
+    assert pickle.loads(pickle.dumps(result)).error.message == result.error.message
+
+
+UNSENDABLE = {
+    "nan": (output_use(extra=[1.5, float("nan")]), "holds a number that is not finite (NaN or infinity)"),
+    "infinity": (output_use(extra={"x": float("inf")}), "holds a number that is not finite"),
+    "surrogate-text": ({"type": "text", "text": "a\ud800b"}, "holds text with an unpaired surrogate"),
+    "surrogate-key": (output_use(extra={"k\udc00": 1}), "holds text with an unpaired surrogate"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSENDABLE))
+async def test_sdk_path_content_json_cannot_send_back_is_a_malformed_response(case: str) -> None:
+    """NaN, Infinity or an unpaired surrogate escape parse, but cannot be sent back: 'malformed_response' at once."""
+    block, reason = UNSENDABLE[case]
+    raw = json.dumps(body([block], "end_turn")).encode()  # json.dumps writes NaN, Infinity and \ud800 escapes
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=raw, headers={"content-type": "application/json"})
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handle))
+    client = anthropic.AsyncAnthropic(api_key="test-key", http_client=http, max_retries=0)
+    result = await execute_agent(triage_agent(), "x", client=client)
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.context.error_type == "malformed_response"  # type: ignore[union-attr]
+    assert f"content block 0 of the response {reason}" in result.error.message
+    assert result.error.message.endswith(
+        "Text the model read (the prompt, a document, a tool result) can steer it "
+        "into such output: treat those inputs as untrusted."
+    )
+    assert result.metadata.tokens.total == 15
+    assert result.metadata.messages == [{"role": "user", "content": "x"}]
+
+
+@pytest.mark.parametrize(("depth", "ok"), [(98, True), (99, False)])
+async def test_sdk_path_content_nested_up_to_the_limit_is_kept(depth: int, ok: bool) -> None:
+    """A tool input 100 levels deep (counting the block) is kept verbatim and sent back; one level more is not."""
+    seen: list[dict[str, Any]] = []
+    deep = output_use(extra=nested(depth))
+    events: list[Any] = []
+    hooks = ExecuteCallbacks(
+        on_model_response=lambda s, e: events.append(e), on_tool_call=lambda s, e: events.append(e)
+    )
+    replies = [(200, body([{"type": "text", "text": "a"}, deep])), (200, body([output_use()]))]
+    agent = triage_agent(output=reflecting(), validation=ValidationConfig(max_attempts=1, max_iterations_per_attempt=2))
+    result = await execute_agent(agent, "x", client=sdk_client(replies, seen), callbacks=hooks)
+    assert result.metadata.callback_errors == ()
+    if ok:
+        assert seen[1]["messages"][1]["content"][1] == deep
+        assert len(events) == 4  # two responses, two output calls
+    else:
+        assert isinstance(result, ExecuteFailure)
+        assert result.error.context.error_type == "malformed_response"  # type: ignore[union-attr]
+        assert len(seen) == 1
 
 
 class Node(BaseModel):

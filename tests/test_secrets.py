@@ -11,8 +11,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import pickle
 import secrets
+import traceback
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic
@@ -21,7 +24,9 @@ from pydantic import BaseModel
 
 from typedagent import (
     AgentDefinition,
+    AgentErrorCode,
     AgentExecutionError,
+    ApiErrorContext,
     ExecuteCallbacks,
     ExecuteFailure,
     ExecuteResult,
@@ -72,10 +77,12 @@ def debug_logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     return caplog
 
 
-def everything_said(result: ExecuteResult[Any], events: list[Any], logs: pytest.LogCaptureFixture) -> dict[str, str]:
-    """Every text a user could print, log or store after a run, by where it comes from."""
+def everything_said(
+    result: ExecuteResult[Any], events: list[Any], logs: pytest.LogCaptureFixture | None
+) -> dict[str, str]:
+    """Every text a user could print, log, pickle or store after a run, by where it comes from."""
     texts = {
-        "logs": logs.text + "\n".join(str(r.__dict__) for r in logs.records),
+        "logs": logs.text + "\n".join(str(r.__dict__) for r in logs.records) if logs else "",
         "repr(result)": repr(result),
         "str(result)": str(result),
         "metadata": repr(dataclasses.asdict(result.metadata)),
@@ -93,7 +100,9 @@ def everything_said(result: ExecuteResult[Any], events: list[Any], logs: pytest.
             "context": repr(error.context),
             "unwrap()": f"{raised.value!s} {raised.value!r}",
             "cause": f"{error.cause!s} {error.cause!r}",
+            "traceback(cause)": "".join(traceback.format_exception(error.cause)) if error.cause else "",
         }
+    texts["pickle.dumps(result)"] = pickle.dumps(result).decode("latin-1")
     return texts
 
 
@@ -189,3 +198,116 @@ def test_secrets_key_not_in_the_reprs_of_definitions_and_results() -> None:
     texts = {"repr(agent)": repr(definition), "tool_params": json.dumps(definition.tool_params())}
     assert_no_key(texts)
     assert "client" not in {field.name for field in dataclasses.fields(ExecuteFailure)}
+
+
+def assert_not_sent(result: ExecuteResult[Any], error_type: str, server: FakeAnthropicServer) -> None:
+    """The run failed with ``error_type`` before any request went out."""
+    assert isinstance(result, ExecuteFailure)
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert result.error.context == ApiErrorContext(
+        status_code=None, error_type=error_type, request_id=None, attempt=1, iteration=0
+    )
+    assert result.metadata.iterations == 0
+    assert server.request_headers == []
+
+
+@pytest.mark.parametrize("shape", ["trailing-newline", "leading-space", "inner-space", "non-ascii"])
+async def test_secrets_malformed_key_of_the_default_client_is_reported_before_sending(
+    shape: str, monkeypatch: pytest.MonkeyPatch, debug_logs: pytest.LogCaptureFixture
+) -> None:
+    """A key HTTP cannot carry is 'invalid_api_key_format', says what is wrong, is never sent and never shown."""
+    bad, said = {
+        "trailing-newline": (
+            f"{KEY}\n",
+            "The API key (ANTHROPIC_API_KEY, or the client's api_key) ends with a line "
+            "break: a trailing newline is common when the key is read from a file or a mounted secret. Strip the "
+            "whitespace from the key.",
+        ),
+        "leading-space": (f" {KEY}", "The API key (ANTHROPIC_API_KEY, or the client's api_key) starts with a space"),
+        "inner-space": (f"{KEY[:20]} {KEY[20:]}", "contains a space (character 21 of "),
+        "non-ascii": (f"{KEY}\u201d", "contains a non-ASCII character (character "),
+    }[shape]
+    async with FakeAnthropicServer([output_call(Out(n=1))], strict=False) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", bad)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        result = await execute_agent(agent(), "go")
+    assert_not_sent(result, "invalid_api_key_format", server)
+    assert said in result.error.message  # type: ignore[union-attr]
+    assert_no_key(everything_said(result, [], debug_logs))
+
+
+async def test_secrets_malformed_key_of_a_given_client_is_reported_before_sending(
+    debug_logs: pytest.LogCaptureFixture,
+) -> None:
+    """A client built with a key that ends in a newline fails the same way, not as a misleading connection error."""
+    async with FakeAnthropicServer([output_call(Out(n=1))], strict=False) as server:
+        client = anthropic.AsyncAnthropic(auth_token=f"{KEY}\r\n", base_url=server.base_url, max_retries=2)
+        result = await execute_agent(agent(), "go", client=client)
+        await client.close()
+    assert_not_sent(result, "invalid_api_key_format", server)
+    assert "The auth token (ANTHROPIC_AUTH_TOKEN, or the client's auth_token) ends with a line break" in (
+        result.error.message  # type: ignore[union-attr]
+    )
+    assert_no_key(everything_said(result, [], debug_logs))
+
+
+async def test_secrets_illegal_header_value_is_named_and_scrubbed_from_the_cause() -> None:
+    """A header HTTP refuses (here the key in a custom header) is 'invalid_header_value'; the cause quotes no key."""
+    async with FakeAnthropicServer([output_call(Out(n=1))], strict=False) as server:
+        client = anthropic.AsyncAnthropic(
+            api_key=None, default_headers={"X-Api-Key": f"{KEY}\n"}, base_url=server.base_url, max_retries=0
+        )
+        result = await execute_agent(agent(), "go", client=client)
+        await client.close()
+    assert_not_sent(result, "invalid_header_value", server)
+    assert "strip whitespace from ANTHROPIC_API_KEY and any custom headers" in result.error.message  # type: ignore[union-attr]
+    # The HTTP library logs the refused header itself, before typedagent sees the error: no logs are checked here.
+    texts = everything_said(result, [], None)
+    assert "Illegal header value" in texts["traceback(cause)"]
+    assert_no_key(texts)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("", "The API key (ANTHROPIC_API_KEY, or the client's api_key) is empty: set it to the key itself."),
+        (f"\t{KEY}", "starts with a tab. Strip the whitespace from the key."),
+        (f"{KEY} ", "ends with a space. Strip the whitespace from the key."),
+        (f"{KEY[:9]}\x07{KEY[9:]}", f"contains a control character (character 10 of {len(KEY) + 1}), which no API key"),
+        (KEY, None),
+    ],
+    ids=["empty", "tab", "space", "control", "fine"],
+)
+def test_secrets_credential_problem_names_the_flaw_not_the_key(value: str, said: str | None) -> None:
+    """Each way a key cannot go into a header is named, by position, without quoting the key."""
+    from typedagent._secrets import credential_problem
+
+    problem = credential_problem(SimpleNamespace(api_key=value, auth_token=None))
+    if said is None:
+        assert problem is None
+    else:
+        assert problem is not None
+        assert said in problem
+        assert not any(fragment in problem for fragment in FRAGMENTS)
+
+
+def test_secrets_scrub_redacts_headers_and_quotes_of_them() -> None:
+    """Sensitive headers of the requests and responses an exception holds are redacted, and their quotes cut."""
+    import httpx2
+
+    from typedagent._secrets import scrub
+
+    request = httpx2.Request("POST", "https://api.example/v1", headers={"Authorization": f"Bearer {KEY}", "a": "b"})
+    inner = ValueError(f"refused header b'Bearer {KEY}\\n'")
+    outer = RuntimeError("wrapped")
+    outer.request = request  # type: ignore[attr-defined]
+    outer.response = httpx2.Response(401, headers={"Set-Cookie": "session=0123456789abcdef"})  # type: ignore[attr-defined]
+    outer.note = f"key was {KEY}"  # type: ignore[attr-defined]
+    outer.__cause__ = inner
+    scrub(outer)
+    assert request.headers["authorization"] == "[redacted]"
+    assert request.headers["a"] == "b"
+    assert outer.response.headers["set-cookie"] == "[redacted]"  # type: ignore[attr-defined]
+    assert str(inner) == "refused header b'[redacted]\\n'"
+    assert outer.note == "key was [redacted]"  # type: ignore[attr-defined]
+    assert KEY.encode() not in pickle.dumps(outer)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -128,7 +129,8 @@ class ExecuteCallbacks:
     """Hooks into an execution. Every field is optional; each may be sync or async.
 
     A hook that raises is caught: the error is recorded in ``metadata.callback_errors`` and the
-    execution goes on.
+    execution goes on. Each hook gets its own deep copy of the event: changing it changes nothing in
+    the run.
     """
 
     on_attempt_start: Callback[AttemptStart] | None = None
@@ -147,7 +149,8 @@ class Hooks:
     """Dispatches an execution's events to its ``ExecuteCallbacks``, one typed method per hook.
 
     Each method builds the ``ExecutionState`` snapshot only when a callback is set, calls it, and records
-    anything it raises in ``errors`` instead of raising.
+    anything it raises in ``errors`` instead of raising. A callback gets a deep copy of the event (a
+    response, a tool input, a candidate): nothing it does to the event can change the run.
     """
 
     __slots__ = ("callbacks", "errors", "snapshot")
@@ -186,7 +189,7 @@ class Hooks:
         if callback is None:
             return
         try:
-            outcome = callback(self.snapshot(), event)
+            outcome = callback(self.snapshot(), copy.deepcopy(event))
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception as exc:

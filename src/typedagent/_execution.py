@@ -19,6 +19,7 @@ from ._results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMe
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
 
+    from ._api_errors import ApiFailure
     from ._client import MessagesClient
     from ._definition import AgentDefinition
 
@@ -63,6 +64,14 @@ class Execution:
         """Count an API call about to be made."""
         self.attempt.iteration += 1
         self.iterations += 1
+
+    def account_failed_call(self, failure: ApiFailure) -> None:
+        """Account for a failed model call: a malformed response's readable tokens; no iteration if nothing was sent."""
+        if failure.usage is not None:
+            self.add_usage(failure.usage)
+        if not failure.sent:
+            self.attempt.iteration -= 1
+            self.iterations -= 1
 
     def add_usage(self, usage: TokenUsage) -> None:
         """Add a response's tokens to the execution's and the attempt's totals."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ._client import ApiFailure
+from ._api_errors import ApiFailure
 from ._errors import (
     AgentError,
     AgentErrorCode,
@@ -35,6 +35,7 @@ __all__ = [
     "max_iterations",
     "no_valid_output",
     "refusal",
+    "sentences",
     "timed_out",
     "token_budget",
     "unknown_stop_reason",
@@ -110,13 +111,20 @@ def max_iterations(where: Where, limit: int, output_name: str) -> AgentError:
 
 
 def api_error(where: Where, failure: ApiFailure) -> AgentError:
-    """``API_ERROR``: the client raised (after its own retries) or answered something unreadable."""
-    status = failure.status_code
+    """``API_ERROR``: the client raised (after its own retries), answered something unreadable, or could not send."""
+    status, cause = failure.status_code, failure.cause
+    if failure.error_type == "request_not_sent":
+        what = f"The request was not sent: the client raised {type(cause).__name__} before sending it "
+        what += f"({describe(cause)})"
+    elif not failure.sent:
+        what = f"The request was not sent ({failure.error_type}): {describe(cause)}"
+    else:
+        what = f"The Messages API call failed ({failure.error_type}{f', HTTP {status}' if status else ''}): "
+        what += describe(cause)
     return _error(
         where,
         AgentErrorCode.API_ERROR,
-        f"The Messages API call failed ({failure.error_type}{f', HTTP {status}' if status else ''}): "
-        f"{describe(failure.cause)} {failure.advice}",
+        sentences(what, failure.advice),
         ApiErrorContext(
             status_code=status,
             error_type=failure.error_type,
@@ -124,7 +132,7 @@ def api_error(where: Where, failure: ApiFailure) -> AgentError:
             attempt=where.attempt,
             iteration=where.iteration,
         ),
-        cause=failure.cause,
+        cause=cause,
     )
 
 
@@ -173,9 +181,11 @@ def validator_crash(where: Where, crash: ValidatorCrash) -> AgentError:
     return _error(
         where,
         AgentErrorCode.VALIDATOR_ERROR,
-        f"Validator {crash.validator!r} {crash.what_happened()}. "
-        "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
-        "anything else is a bug in the validator. Fix it and run again.",
+        sentences(
+            f"Validator {crash.validator!r} {crash.what_happened()}",
+            "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
+            "anything else is a bug in the validator. Fix it and run again.",
+        ),
         ValidatorErrorContext(validator=crash.validator, error_type=type(crash.error).__name__, attempt=where.attempt),
         cause=crash.error,
     )
@@ -188,8 +198,11 @@ def no_valid_output(
     return _error(
         where,
         code,
-        f"No valid output after {len(attempt_errors)} attempt(s); the last ended with {code}: "
-        f"{'; '.join(last_problems)}. {_ADVICE[code]}",
+        sentences(
+            f"No valid output after {len(attempt_errors)} attempt(s); the last ended with {code}: "
+            + "; ".join(_clause(problem) for problem in last_problems),
+            _ADVICE[code],
+        ),
         AttemptErrorsContext(attempt_errors=tuple(attempt_errors)),
     )
 
@@ -203,6 +216,35 @@ _ADVICE: Final = {
     "output tool and the submit flow in the instructions.",
     AgentErrorCode.MAX_TOKENS: "Raise define_agent(max_tokens=...) or ask for a shorter output.",
 }
+
+
+_ENDS: Final = (".", "!", "?")
+_CLOSERS: Final = "'\")]"
+
+
+def sentences(*parts: str) -> str:
+    """Join message parts as sentences: each ends with one full stop (unless it ends another way), then one space.
+
+    Parts often end with text from elsewhere, an exception's message or a validator's, which may or may not
+    end with a period; this keeps ``...expression The client raised`` and ``...plain text.. The model`` out.
+    """
+    joined: list[str] = []
+    for part in parts:
+        text = part.strip()
+        if text:
+            joined.append(text if _ended(text) else f"{text}.")
+    return " ".join(joined)
+
+
+def _ended(text: str) -> bool:
+    """Whether ``text`` already ends a sentence (a closing quote or bracket after the end counts)."""
+    return text.endswith(_ENDS) or (text[-1] in _CLOSERS and text[:-1].endswith(_ENDS))
+
+
+def _clause(problem: str) -> str:
+    """A problem quoted within a sentence, among others: without its own final period."""
+    text = problem.strip()
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
 
 
 def _error(

@@ -15,10 +15,11 @@ from typing_extensions import TypeVar
 
 from . import _failures as failures
 from . import _feedback as feedback
+from ._api_errors import ApiFailure
 from ._arguments import MISSING, check_arguments
 from ._attempt import Accepted, AttemptEnd, Failed, Rejected
 from ._callbacks import AttemptStart, ExecuteCallbacks, ModelResponse, ValidationFailure
-from ._client import ApiFailure, MessagesClient, close_client, default_client
+from ._client import MessagesClient, close_client, default_client
 from ._conversation import Conversation
 from ._definition import AgentDefinition
 from ._errors import AgentErrorCode
@@ -82,6 +83,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):
+            execution.account_failed_call(response)
             return Failed(failures.api_error(execution.where(), response))
         end = await _handle_response(execution, response)
         if end is not None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._client import ApiFailure, MessagesClient, check_response, describe_api_error
+from ._api_errors import ApiFailure, describe_api_error, malformed_response
+from ._client import MessagesClient, configuration_failure, sends_through_the_sdk
 from ._limits import Guard, Interrupted
+from ._response import MalformedResponse, check_response, readable_usage
+from ._secrets import credentials, scrub
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -19,14 +22,27 @@ ModelCallFailure: TypeAlias = Interrupted | ApiFailure
 async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guard) -> Message | ModelCallFailure:
     """Make one Messages API call and return the response, or the failure.
 
-    Interruption (the abort event and the deadline), the check that the answer reads as a ``Message``
-    and the mapping of the SDK's exceptions all happen here and nowhere else.
+    The client's configuration check, interruption (the abort event and the deadline), the check that the
+    answer reads as a ``Message``, the mapping of the client's exceptions and the removal of credentials from
+    them all happen here and nowhere else.
+
+    Whatever is raised while the call is awaited is its outcome: a failure. An exception raised by *calling*
+    ``messages.create``, before it returns anything to await and so before anything can have been sent, is
+    a programming error and propagates: a keyword the client does not take, or a test double whose script
+    disagrees with the run.
     """
+    unusable = configuration_failure(client)
+    if unusable is not None:
+        return unusable
+    call = client.messages.create(**params)
     try:
-        return check_response(await guard.run(client.messages.create(**params)))
+        response = await guard.run(call)
     except Interrupted as interruption:
         return interruption
-    except AssertionError:
-        raise  # a test double's script disagrees with the run: a test bug, not a run-time failure
     except Exception as exc:
-        return describe_api_error(exc)
+        scrub(exc, credentials(client))
+        return describe_api_error(exc, sdk_client=sends_through_the_sdk(client))
+    try:
+        return check_response(response)
+    except MalformedResponse as exc:
+        return malformed_response(exc, readable_usage(response))

@@ -71,3 +71,21 @@ async def test_function_client_errors_are_raised() -> None:
     with pytest.raises(anthropic.RateLimitError):
         await client.messages.create(model="m", messages=[])
     assert client.requests == [{"model": "m", "messages": []}]
+
+
+async def test_function_client_sync_function_failing_fails_the_test() -> None:
+    """A sync function runs as ``messages.create`` is called: its failed ``assert`` propagates out of the run."""
+
+    def model(request: dict[str, Any]) -> Any:
+        assert request["max_tokens"] == 1, "the agent should ask for one token"
+        return output_call(PARIS)
+
+    with pytest.raises(AssertionError, match="the agent should ask for one token"):
+        await execute_agent(geo_agent(), PROMPT, client=FunctionClient(model))
+
+
+async def test_function_client_api_error_comes_back_as_a_result() -> None:
+    """An ``api_error`` answer is raised when the call is awaited, so the run reports API_ERROR."""
+    result = await execute_agent(geo_agent(), PROMPT, client=FunctionClient(lambda request: api_error(429)))
+    assert not result.ok
+    assert result.error.context.status_code == 429  # type: ignore[union-attr]

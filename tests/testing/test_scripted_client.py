@@ -252,3 +252,29 @@ async def test_scripted_client_add_extends_the_script() -> None:
 def test_scripted_client_is_not_collected_by_pytest() -> None:
     """The class opts out of pytest collection despite its ``Test``-free but script-like name."""
     assert ScriptedClient.__test__ is False
+
+
+def test_scripted_client_disagreement_raises_when_create_is_called() -> None:
+    """A script that cannot answer raises as ``messages.create`` is called, before there is anything to await."""
+    client = ScriptedClient([tool_call("nope")])
+    with pytest.raises(ScriptError, match=r"^ScriptedClient: response 1, block 1 calls tool 'nope'"):
+        client.messages.create(model="m", messages=[], tools=[{"name": "lookup"}])
+    with pytest.raises(ScriptError, match=r"^ScriptedClient: request 2 arrived but the script has only 1 item"):
+        client.messages.create(model="m", messages=[])
+
+
+async def test_scripted_client_behind_an_awaiting_wrapper_is_api_error() -> None:
+    """A wrapper that awaits the scripted call inside its own coroutine turns a ScriptError into API_ERROR."""
+    scripted = ScriptedClient([])
+
+    class Wrapper:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **params: Any) -> Any:
+            return await scripted.messages.create(**params)
+
+    result = await execute_agent(geo_agent(), PROMPT, client=Wrapper())
+    assert not result.ok
+    assert result.error.context.error_type == "ScriptError"  # type: ignore[union-attr]
+    assert "ScriptedClient: request 1 arrived but the script has only 0 item(s)." in result.error.message

@@ -230,10 +230,10 @@ def _client(args: argparse.Namespace) -> tuple[Any, str]:
             "ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with --replay CASSETTE, "
             "answer from the module's scripted_client() with --scripted, or try `typedagent demo`, which runs offline"
         )
-    from anthropic import AsyncAnthropic
+    from .._client import default_client  # a malformed ANTHROPIC_BASE_URL then fails the run, as in execute_agent
 
     if args.record is not None:
         from ..testing import RecordingClient
 
-        return RecordingClient(AsyncAnthropic(), args.record), f"live, recording to {args.record}"
-    return AsyncAnthropic(), "live"
+        return RecordingClient(default_client(), args.record), f"live, recording to {args.record}"
+    return default_client(), "live"

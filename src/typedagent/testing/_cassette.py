@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -113,8 +113,8 @@ class _Forwarding:
     def __init__(self, client: RecordingClient) -> None:
         self._client = client
 
-    async def create(self, **params: Any) -> Message:
-        return await self._client._create(**params)
+    def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
+        return self._client._create(**params)
 
 
 class RecordingClient:
@@ -142,11 +142,17 @@ class RecordingClient:
         self.messages = _Forwarding(self)
         self._secrets = _client_secrets(client)
 
-    async def _create(self, **params: Any) -> Message:
+    def _create(self, **params: Any) -> Coroutine[Any, Any, Message]:
+        # The wrapped client is called now, not when the call is awaited, so that what it raises as it is
+        # called (a test double's ScriptError) still reaches execute_agent as it is called.
+        call = self.client.messages.create(**params)
+        return self._record(params, call)
+
+    async def _record(self, params: dict[str, Any], call: Awaitable[Message]) -> Message:
         entry: dict[str, Any] = {"request": redact(params, self._secrets)}
         self.entries.append(entry)
         try:
-            message = await self.client.messages.create(**params)
+            message = await call
         except Exception as exc:
             error = _error_entry(exc)
             if error is None:
@@ -217,7 +223,7 @@ class ReplayClient(_InProcessClient):
                 f"(entries {unused}). The agent now makes fewer API calls than when recorded; re-record if intended."
             )
 
-    async def _respond(self, request: dict[str, Any], call: int) -> Message:
+    def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
         actual = redact(request)
         unused = [index for index, used in enumerate(self._used) if not used]
         if not unused:
@@ -244,13 +250,14 @@ class ReplayClient(_InProcessClient):
         entry = self.calls[index]
         if "error" in entry:
             error = entry["error"]
-            raise ApiErrorSpec(
+            recorded = ApiErrorSpec(
                 status=error["status"],
                 message=error.get("message") or "recorded API error",
                 error_type=error.get("type"),
                 request_id=error.get("request_id"),
-            ).to_exception()
-        return self._materialize(entry["response"], request, call)
+            )
+            return self._serve_item(recorded, request, call)
+        return self._serve_item(entry["response"], request, call)
 
 
 def _differences(expected: object, actual: object, path: str, ignore: frozenset[str]) -> list[str]:

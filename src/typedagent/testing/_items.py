@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
 
-from .._client import STATUS_TYPES
+from .._api_errors import STATUS_TYPES
 from .._numbers import check_non_negative
 
 __all__ = [

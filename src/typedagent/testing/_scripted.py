@@ -7,7 +7,7 @@ import importlib
 import inspect
 import itertools
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
@@ -30,8 +30,14 @@ class _Messages:
     def __init__(self, client: _InProcessClient) -> None:
         self._client = client
 
-    async def create(self, **params: Any) -> Message:
-        return await self._client._create(**params)
+    def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
+        """Record the request and check it against the script now; the answer comes when the call is awaited.
+
+        A script that cannot answer raises ``ScriptError`` here, as the call is made: ``execute_agent`` lets
+        exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails.
+        """
+        request, call = self._client._record(params)
+        return self._client._respond(request, call)
 
 
 class _InProcessClient:
@@ -54,25 +60,19 @@ class _InProcessClient:
         self.requests.append(request)
         return request, len(self.requests)
 
-    async def _create(self, **params: Any) -> Message:
-        request, call = self._record(params)
-        return await self._respond(request, call)
-
-    async def _respond(self, request: dict[str, Any], call: int) -> Message:
+    def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
+        """Check the request now (raising ``ScriptError`` or ``CassetteError``); answer when awaited."""
         raise NotImplementedError
 
-    async def _serve_item(self, item: ScriptItem | Mapping[str, Any], request: dict[str, Any], call: int) -> Message:
+    def _serve_item(
+        self, item: ScriptItem | Mapping[str, Any], request: dict[str, Any], call: int
+    ) -> Coroutine[Any, Any, Message]:
+        """Render ``item`` now, so a script that cannot answer fails as the call is made; deliver it when awaited."""
+        pause = 0.0
         while isinstance(item, Delayed):
-            await asyncio.sleep(item.seconds)
+            pause += item.seconds
             item = item.item
-        return self._materialize(item, request, call)
-
-    def _materialize(self, item: ScriptItem | Mapping[str, Any], request: dict[str, Any], call: int) -> Message:
-        if isinstance(item, ApiErrorSpec):
-            raise item.to_exception()
-        if isinstance(item, MalformedBody):
-            return _parse_malformed(item)
-        if isinstance(item, ScriptStep | str):
+        if isinstance(item, ScriptStep | str) and not isinstance(item, ApiErrorSpec | MalformedBody):
             item = render_message(
                 item,
                 request,
@@ -81,7 +81,22 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
-        return build_message(item)
+        return _deliver(pause, item)
+
+
+async def _deliver(pause: float, item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any]) -> Message:
+    """What the SDK returns or raises for a rendered item, after ``pause`` seconds (a slow response)."""
+    from anthropic.types import Message
+
+    if pause:
+        await asyncio.sleep(pause)
+    if isinstance(item, Message):
+        return item
+    if isinstance(item, ApiErrorSpec):
+        raise item.to_exception()
+    if isinstance(item, MalformedBody):
+        return _parse_malformed(item)
+    return build_message(item)
 
 
 def build_message(data: Mapping[str, Any]) -> Message:
@@ -134,8 +149,8 @@ class ScriptedClient(_InProcessClient):
         """Script items not served yet."""
         return len(self.script) - self._served
 
-    async def _respond(self, request: dict[str, Any], call: int) -> Message:
-        return await self._serve_item(self._next_item(call), request, call)
+    def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
+        return self._serve_item(self._next_item(call), request, call)
 
     def _next_item(self, call: int) -> ScriptItem:
         if self._served >= len(self.script):
@@ -168,12 +183,24 @@ class FunctionClient(_InProcessClient):
         super().__init__()
         self.fn = fn
 
-    async def _respond(self, request: dict[str, Any], call: int) -> Message:
-        from anthropic.types import Message
-
-        answer = self.fn(request)
+    def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
+        answer = self.fn(request)  # a sync function runs now: its failed assert fails the test
         if inspect.isawaitable(answer):
-            answer = await answer
-        if isinstance(answer, Message):
-            return answer
-        return await self._serve_item(answer, request, call)
+            return _answer_later(self, answer, request, call)
+        return _answer(self, answer, request, call)
+
+
+async def _answer_later(
+    client: FunctionClient, answer: Awaitable[FunctionReturn], request: dict[str, Any], call: int
+) -> Message:
+    return await _answer(client, await answer, request, call)
+
+
+def _answer(
+    client: FunctionClient, answer: FunctionReturn, request: dict[str, Any], call: int
+) -> Coroutine[Any, Any, Message]:
+    from anthropic.types import Message
+
+    if isinstance(answer, Message):
+        return _deliver(0.0, answer)
+    return client._serve_item(answer, request, call)
