@@ -15,7 +15,7 @@ from typing_extensions import TypeVar
 
 from ._context import RunContext
 from ._errors import AgentDefinitionError
-from ._frozen import freeze, thaw
+from ._frozen import as_json, freeze, fresh_copy
 from ._numbers import is_finite_number
 from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
 from ._tools import Helper, HelperTool, Tool
@@ -98,6 +98,8 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     """Tool results longer than this are cut, with a visible marker."""
     _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
     """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
+    _tool_params_json: str | None = field(default=None, repr=False, compare=False)
+    """The same as JSON text, when it is JSON: a fresh copy is then one ``json.loads`` away (fast)."""
     _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
     _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
 
@@ -111,7 +113,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
         A fresh copy: changing it does not change the agent.
         """
-        return cast("list[ToolParam]", thaw(self._tool_params))
+        return cast("list[ToolParam]", fresh_copy(self._tool_params, self._tool_params_json))
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -176,7 +178,8 @@ def define_agent(
         validators: Callables ``(output)`` or ``(output, ctx)`` that raise ``OutputRejected``.
         validation: Attempt and iteration limits (``ValidationConfig()`` by default).
         max_tokens: ``max_tokens`` of each response.
-        model_settings: Extra Messages API parameters (temperature, thinking, metadata, …).
+        model_settings: Extra Messages API parameters (thinking, stop_sequences, metadata, …), checked against
+            what the installed SDK's ``messages.create`` accepts.
         deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
         prompt_caching: Send top-level ``cache_control`` (on by default).
         max_tool_result_chars: Cap on each tool result's length.
@@ -192,6 +195,7 @@ def define_agent(
     settings = _checked_settings(model_settings or {}, max_tokens)
     helpers_by_name = _helpers_by_name(helpers, output)
     takes_ctx = [_takes_ctx(validator) for validator in validators]
+    tool_params = _tool_params(helpers_by_name.values(), output)
     return AgentDefinition(
         name=name,
         model=model,
@@ -205,7 +209,8 @@ def define_agent(
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
-        _tool_params=_tool_params(helpers_by_name.values(), output),
+        _tool_params=tool_params,
+        _tool_params_json=as_json(tool_params),
         _helpers_by_name=MappingProxyType(helpers_by_name),
         _validator_takes_ctx=tuple(takes_ctx),
     )

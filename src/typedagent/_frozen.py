@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, cast
 
-__all__ = ["freeze", "thaw"]
+__all__ = ["as_json", "freeze", "fresh_copy", "thaw"]
 
 
 def freeze(value: object) -> Any:
@@ -27,3 +28,16 @@ def thaw(value: object) -> Any:
     if isinstance(value, tuple):
         return [thaw(item) for item in cast("tuple[object, ...]", value)]
     return copy.deepcopy(value)
+
+
+def as_json(frozen: object) -> str | None:
+    """JSON text of a frozen value, or None when it holds something JSON cannot carry."""
+    try:
+        return json.dumps(thaw(frozen))
+    except (TypeError, ValueError):
+        return None
+
+
+def fresh_copy(frozen: object, text: str | None) -> Any:
+    """A fresh plain copy of ``frozen``: parsed from its JSON ``text`` when there is one (much faster), else thawed."""
+    return json.loads(text) if text is not None else thaw(frozen)
