@@ -15,7 +15,7 @@ from typing_extensions import TypeVar
 
 from ._context import RunContext
 from ._errors import AgentDefinitionError
-from ._frozen import as_json, freeze, fresh_copy
+from ._frozen import freeze, freeze_sequence, fresh_copy
 from ._numbers import is_finite_number
 from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
 from ._tools import Helper, HelperTool, Tool
@@ -98,8 +98,6 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     """Tool results longer than this are cut, with a visible marker."""
     _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
     """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
-    _tool_params_json: str | None = field(default=None, repr=False, compare=False)
-    """The same as JSON text, when it is JSON: a fresh copy is then one ``json.loads`` away (fast)."""
     _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
     _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
 
@@ -113,7 +111,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
         A fresh copy: changing it does not change the agent.
         """
-        return cast("list[ToolParam]", fresh_copy(self._tool_params, self._tool_params_json))
+        return cast("list[ToolParam]", fresh_copy(self._tool_params))
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -195,7 +193,6 @@ def define_agent(
     settings = _checked_settings(model_settings or {}, max_tokens)
     helpers_by_name = _helpers_by_name(helpers, output)
     takes_ctx = [_takes_ctx(validator) for validator in validators]
-    tool_params = _tool_params(helpers_by_name.values(), output)
     return AgentDefinition(
         name=name,
         model=model,
@@ -209,8 +206,7 @@ def define_agent(
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
-        _tool_params=tool_params,
-        _tool_params_json=as_json(tool_params),
+        _tool_params=_tool_params(helpers_by_name.values(), output),
         _helpers_by_name=MappingProxyType(helpers_by_name),
         _validator_takes_ctx=tuple(takes_ctx),
     )
@@ -355,7 +351,7 @@ def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tup
     params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())
-    return tuple(freeze(param) for param in params)
+    return freeze_sequence(params)
 
 
 def _takes_ctx(validator: object) -> bool:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, cast
 
-__all__ = ["as_json", "freeze", "fresh_copy", "thaw"]
+__all__ = ["freeze", "freeze_sequence", "fresh_copy", "thaw"]
 
 
 def freeze(value: object) -> Any:
@@ -30,14 +31,22 @@ def thaw(value: object) -> Any:
     return copy.deepcopy(value)
 
 
-def as_json(frozen: object) -> str | None:
-    """JSON text of a frozen value, or None when it holds something JSON cannot carry."""
-    try:
-        return json.dumps(thaw(frozen))
-    except (TypeError, ValueError):
-        return None
+class _FrozenSequence(tuple[Any, ...]):
+    """A frozen sequence that keeps its JSON text, taken when it was frozen: a fresh copy is one ``json.loads``."""
+
+    json_text: str | None = None
 
 
-def fresh_copy(frozen: object, text: str | None) -> Any:
-    """A fresh plain copy of ``frozen``: parsed from its JSON ``text`` when there is one (much faster), else thawed."""
+def freeze_sequence(values: Iterable[object]) -> tuple[Any, ...]:
+    """``freeze`` of each value, as a tuple that also holds its JSON text (when it is JSON) for fast copies."""
+    frozen = _FrozenSequence(freeze(value) for value in values)
+    # Not JSON (a test double's odd value, say): copies are thawed instead.
+    with contextlib.suppress(TypeError, ValueError):
+        frozen.json_text = json.dumps(thaw(frozen))
+    return frozen
+
+
+def fresh_copy(frozen: object) -> Any:
+    """A fresh plain copy of ``frozen``: parsed from its JSON text when it has one (much faster), else thawed."""
+    text = getattr(frozen, "json_text", None)
     return json.loads(text) if text is not None else thaw(frozen)

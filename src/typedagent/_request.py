@@ -82,7 +82,7 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
         "max_tokens": agent.max_tokens,
         "system": system,
         # A fresh copy: a client changing it cannot change the agent.
-        "tools": fresh_copy(agent._tool_params, agent._tool_params_json),
+        "tools": fresh_copy(agent._tool_params),
         "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"},
         "messages": messages,
         **thaw(agent.model_settings),  # plain dicts and lists again, the client's own to keep
