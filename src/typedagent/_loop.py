@@ -12,6 +12,7 @@ import pydantic
 from typing_extensions import TypeVar
 
 from ._callbacks import (
+    EXECUTION_KEY,
     AttemptStart,
     ExecuteCallbacks,
     ExecutionState,
@@ -586,6 +587,7 @@ class _Run:
             iteration=self.iteration,
             tokens=self.tokens,
             elapsed_ms=(time.perf_counter() - self.started) * 1000,
+            key=EXECUTION_KEY.get(),
         )
         await invoke_callback(hook, callback, state, event, self.callback_errors)
 
