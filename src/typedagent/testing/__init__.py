@@ -4,8 +4,9 @@
   (``tool_call``, ``output_call``, ``submit_call``, ``text``, ``response``, ``api_error``, …) and
   records every request; ``FunctionClient`` answers with a function of the request.
 - ``RecordingClient`` / ``ReplayClient`` save and replay real conversations as JSON cassettes.
-- ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection,
-  so the ``anthropic`` SDK's retries and timeouts run end to end.
+- ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection
+  and the API's rate limits (``ServerRateLimits``), so the ``anthropic`` SDK's retries and timeouts
+  run end to end.
 - ``conversation``, ``assert_valid_conversation`` and ``format_conversation`` inspect a run's
   conversation in assertions.
 """
@@ -43,6 +44,7 @@ from ._items import (
     usage,
 )
 from ._process import FakeAnthropicServerProcess
+from ._ratelimit import ServerRateLimits
 from ._scripted import FunctionClient, FunctionReturn, ScriptedClient
 from ._server import FakeAnthropicServer
 
@@ -64,6 +66,7 @@ __all__ = [
     "ScriptItem",
     "ScriptedClient",
     "ScriptedResponse",
+    "ServerRateLimits",
     "api_error",
     "assert_valid_conversation",
     "conversation",
