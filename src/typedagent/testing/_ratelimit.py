@@ -157,11 +157,11 @@ class RateLimitBuckets:
         headers: dict[str, str] = {}
         for dimension, bucket in self.buckets.items():
             headers.update(bucket.headers(dimension, now, wall, tokens=dimension != "requests"))
-        token_buckets = [(b.level, d) for d, b in self.buckets.items() if d != "requests"]
+        token_buckets = [bucket for dimension, bucket in self.buckets.items() if dimension != "requests"]
         if token_buckets:
             # The API's combined headers report whichever token limit is closest to being hit.
-            _, tightest = min(token_buckets)
-            headers.update(self.buckets[tightest].headers("tokens", now, wall, tokens=True))
+            tightest = min(token_buckets, key=lambda bucket: bucket.level)
+            headers.update(tightest.headers("tokens", now, wall, tokens=True))
         return headers
 
 

@@ -1,0 +1,437 @@
+"""One rate limiter per client: paces Messages API calls by the API's rate-limit headers and waits out 429s.
+
+The limiter mirrors the API's three token buckets (requests, input tokens, output tokens per minute).
+It learns their sizes and levels from the ``anthropic-ratelimit-*`` headers of every response — the
+SDK's own retries included, because for SDK clients it runs as client middleware, once per HTTP
+attempt — and admits each request only when every bucket it knows holds the request's cost (1
+request; the average input tokens per request seen so far; ``max_tokens``, which the API itself
+reserves at admission). A 429 that still happens pauses every request of the client for as long as
+``retry-after`` says, halves the number of requests allowed in flight, and sends the refused request
+again without spending the SDK's ``max_retries``. Clients without these headers (the testing clients,
+gateways) get the concurrency cap and the 429 handling alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import math
+import time
+import weakref
+from collections import deque
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
+
+from ._errors import AgentDefinitionError
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+    from ._client import MessagesClient
+
+__all__ = ["RateLimiter", "RateLimits", "limited_client"]
+
+Dimension: TypeAlias = Literal["requests", "input-tokens", "output-tokens"]
+DIMENSIONS: Final[tuple[Dimension, ...]] = ("requests", "input-tokens", "output-tokens")
+_TOLERANCE: Final[dict[Dimension, float]] = {"requests": 0.0, "input-tokens": 500.0, "output-tokens": 500.0}
+"""How far a header may be off: the API rounds token counts to the nearest thousand."""
+_CONGESTED: Final = frozenset({503, 529})
+_EWMA: Final = 0.1
+_FALLBACK_WAIT_S: Final = 1.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RateLimits:
+    """How ``execute_many`` paces the API calls of one client.
+
+    The API's own headers are the main source: nothing needs configuring for the Anthropic API. The
+    limits here are a starting point for clients whose responses carry no ``anthropic-ratelimit-*``
+    headers (a gateway, Bedrock, Vertex); headers, when present, win.
+
+    Raises:
+        AgentDefinitionError: a limit is not a whole number >= 1, or ``max_wait_s`` is not positive.
+    """
+
+    requests_per_minute: int | None = None
+    """Requests per minute to stay under when the responses do not say."""
+    input_tokens_per_minute: int | None = None
+    """Input tokens per minute to stay under when the responses do not say."""
+    output_tokens_per_minute: int | None = None
+    """Output tokens per minute to stay under when the responses do not say (``max_tokens`` counts at
+    admission, as the API counts it)."""
+    max_wait_s: float = 600.0
+    """How long one API call keeps waiting out 429s. Past it, the 429 goes to the client's own retries
+    (the SDK's ``max_retries``) and then fails the execution with ``API_ERROR``."""
+
+    def __post_init__(self) -> None:
+        for name in ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise AgentDefinitionError(f"RateLimits.{name} must be an int >= 1 or None, got {value!r}.")
+        wait = self.max_wait_s
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait <= 0:
+            raise AgentDefinitionError(f"RateLimits.max_wait_s must be a positive number, got {wait!r}.")
+
+
+class _Bucket:
+    """Our estimate of one of the API's buckets; ``limit`` None until configured or seen in a header."""
+
+    __slots__ = ("level", "limit", "stamp", "taken")
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit: float | None = limit
+        self.level: float = limit or 0.0
+        self.stamp = time.monotonic()
+        self.taken = 0.0
+        """Everything ever charged: tells which charges a header has not seen yet."""
+
+    def refill(self, now: float) -> None:
+        if self.limit is not None:
+            self.level = min(self.limit, self.level + (now - self.stamp) * self.limit / 60)
+        self.stamp = now
+
+    def wait_s(self, cost: float) -> float:
+        if self.limit is None:
+            return 0.0
+        needed = min(cost, self.limit)
+        return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
+
+    def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: _Ticket, now: float) -> None:
+        """Align with a response's headers; charges made after that request's admission are not in them."""
+        self.refill(now)
+        unseen = self.taken - ticket.taken_after[dimension]
+        estimate = remaining + (now - ticket.sent) * limit / 60 - unseen
+        if self.limit is None:
+            self.level = min(limit, estimate)
+        else:
+            self.level = min(self.level, estimate + _TOLERANCE[dimension])
+        self.limit = limit
+
+
+@dataclass(slots=True)
+class _Ticket:
+    """One admitted HTTP attempt: what it was charged, and when."""
+
+    input_cost: float
+    output_cost: float
+    sent: float = 0.0
+    taken_after: dict[Dimension, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Stats:
+    admitted: int = 0
+    rate_limited: int = 0
+    waited_s: float = 0.0
+
+
+class RateLimiter:
+    """Admits the API calls of one client, FIFO, at the pace its buckets and 429s allow."""
+
+    def __init__(self, config: RateLimits, concurrency: int) -> None:
+        self.config = config
+        self.buckets: dict[Dimension, _Bucket] = {
+            "requests": _Bucket(config.requests_per_minute),
+            "input-tokens": _Bucket(config.input_tokens_per_minute),
+            "output-tokens": _Bucket(config.output_tokens_per_minute),
+        }
+        self.max_window = concurrency
+        self.window = 1.0
+        """Calls allowed in flight: one until the first answer tells the limits, then adapted (AIMD)."""
+        self.probing = True
+        self.in_flight = 0
+        self.paused_until = 0.0
+        self.input_estimate = 0.0
+        """Input tokens charged per request: the average of those seen (0 until the first response)."""
+        self.settled = False
+        self.stats = _Stats()
+        self._queue: deque[tuple[_Ticket, asyncio.Future[None]]] = deque()
+        self._wake = asyncio.Event()
+        self._dispatcher: asyncio.Task[None] | None = None
+
+    async def acquire(self, max_tokens: object, *, first: bool = False) -> _Ticket:
+        """Wait for a turn; ``first`` puts a call refused with a 429 back at the head of the line."""
+        ticket = _Ticket(self.input_estimate, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
+        if not self._queue and self._delay(ticket) == 0:
+            self._admit(ticket)
+            return ticket
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if first:
+            self._queue.appendleft((ticket, turn))
+        else:
+            self._queue.append((ticket, turn))
+        if self._dispatcher is None:
+            self._dispatcher = asyncio.ensure_future(self._dispatch())
+        self._wake.set()
+        started = time.monotonic()
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release(ticket, None)  # admitted just as the caller gave up
+            raise
+        self.stats.waited_s += time.monotonic() - started
+        return ticket
+
+    def _delay(self, ticket: _Ticket) -> float:
+        now = time.monotonic()
+        if now < self.paused_until:
+            return self.paused_until - now
+        if self.in_flight >= max(1, int(self.window)):
+            return math.inf
+        wait = 0.0
+        costs = (1.0, ticket.input_cost, ticket.output_cost)
+        for bucket, cost in zip(self.buckets.values(), costs, strict=True):
+            bucket.refill(now)
+            wait = max(wait, bucket.wait_s(cost))
+        return wait
+
+    def _admit(self, ticket: _Ticket) -> None:
+        costs = (1.0, ticket.input_cost, ticket.output_cost)
+        for (dimension, bucket), cost in zip(self.buckets.items(), costs, strict=True):
+            if bucket.limit is not None:
+                bucket.level -= cost
+            bucket.taken += cost
+            ticket.taken_after[dimension] = bucket.taken
+        ticket.sent = time.monotonic()
+        self.in_flight += 1
+        self.stats.admitted += 1
+
+    async def _dispatch(self) -> None:
+        try:
+            while self._queue:
+                ticket, turn = self._queue[0]
+                if turn.done():  # its caller gave up waiting
+                    self._queue.popleft()
+                    continue
+                delay = self._delay(ticket)
+                if delay == 0:
+                    self._queue.popleft()
+                    self._admit(ticket)
+                    turn.set_result(None)
+                    continue
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), None if delay == math.inf else delay)
+        finally:
+            self._dispatcher = None
+
+    def observe(self, ticket: _Ticket, headers: Mapping[str, str]) -> None:
+        """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers."""
+        now = time.monotonic()
+        for dimension, bucket in self.buckets.items():
+            limit = _number(headers.get(f"anthropic-ratelimit-{dimension}-limit"))
+            remaining = _number(headers.get(f"anthropic-ratelimit-{dimension}-remaining"))
+            if limit is not None and remaining is not None and limit > 0:
+                bucket.observe(dimension, limit, remaining, ticket, now)
+
+    def release(self, ticket: _Ticket, status: int | None) -> None:
+        """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
+        self.in_flight -= 1
+        if status is not None and status < 400:
+            if self.probing:
+                self.probing = False
+                self.window = self.max_window
+            else:
+                self.window = min(self.max_window, self.window + 1 / self.window)
+        elif status in _CONGESTED:
+            self._shrink()
+        self._wake.set()
+
+    def refused(self, ticket: _Ticket, headers: Mapping[str, str]) -> float:
+        """A call got a 429: give its charges back, pause everyone as the API asks; returns the pause."""
+        self.in_flight -= 1
+        self.stats.rate_limited += 1
+        now = time.monotonic()
+        for bucket, cost in zip(self.buckets.values(), (1.0, ticket.input_cost, ticket.output_cost), strict=True):
+            bucket.refill(now)
+            if bucket.limit is not None:
+                bucket.level = min(bucket.limit, bucket.level + cost)
+        pause = retry_after_s(headers)
+        self.paused_until = max(self.paused_until, now + pause)
+        self._shrink()
+        self._wake.set()
+        return pause
+
+    def settle(self, ticket: _Ticket, message: Message) -> None:
+        """Correct the estimates with the response's real usage (the API gives unused max_tokens back)."""
+        usage = getattr(message, "usage", None)
+        if usage is None:
+            return
+        actual_in = (getattr(usage, "input_tokens", 0) or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
+        actual_out = getattr(usage, "output_tokens", 0) or 0
+        if self.settled:
+            self.input_estimate += _EWMA * (actual_in - self.input_estimate)
+        else:
+            self.input_estimate, self.settled = actual_in, True
+        # Both corrections count as charges, so later headers are matched against them too.
+        inputs, outputs = self.buckets["input-tokens"], self.buckets["output-tokens"]
+        extra_in = actual_in - ticket.input_cost
+        unused_out = max(0.0, ticket.output_cost - actual_out)
+        inputs.taken += extra_in
+        outputs.taken -= unused_out
+        if inputs.limit is not None:
+            inputs.level -= extra_in
+        if outputs.limit is not None:
+            outputs.level = min(outputs.limit, outputs.level + unused_out)
+
+    def _shrink(self) -> None:
+        self.probing = False
+        self.window = max(1.0, self.window / 2)
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float:
+    """Seconds a 429 asks to wait: ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date), else 1 s."""
+    milliseconds = _number(headers.get("retry-after-ms"))
+    if milliseconds is not None and milliseconds >= 0:
+        return milliseconds / 1000
+    value = headers.get("retry-after")
+    seconds = _number(value)
+    if seconds is None and value:
+        date = email.utils.parsedate_tz(value)
+        if date is not None:
+            seconds = email.utils.mktime_tz(date) - time.time()
+    return _FALLBACK_WAIT_S if seconds is None or seconds < 0 else seconds
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+_CALL: ContextVar[list[_Ticket] | None] = ContextVar("typedagent_rate_limited_call", default=None)
+"""The tickets of the ``messages.create`` call running in this task, filled by the middleware."""
+
+
+class _Middleware:
+    """SDK client middleware: runs once per HTTP attempt, inside the SDK's retry loop."""
+
+    def __init__(self, limiter: RateLimiter) -> None:
+        self.limiter = limiter
+        self.__name__ = "typedagent_rate_limiter"
+
+    async def __call__(self, request: Any, call_next: Any) -> Any:
+        limiter = self.limiter
+        body: object = request.json
+        json_data: Mapping[str, Any] = cast("Mapping[str, Any]", body) if isinstance(body, Mapping) else {}
+        waited = 0.0
+        first = False
+        while True:
+            ticket = await limiter.acquire(json_data.get("max_tokens"), first=first)
+            try:
+                response = await call_next(request)
+            except BaseException:
+                limiter.release(ticket, None)
+                raise
+            headers = response.headers
+            limiter.observe(ticket, headers)
+            if response.status_code != 429 or waited >= limiter.config.max_wait_s:
+                limiter.release(ticket, response.status_code)
+                tickets = _CALL.get()
+                if tickets is not None:
+                    tickets.append(ticket)
+                return response
+            pause = limiter.refused(ticket, headers)
+            waited += pause
+            await response.close()
+            first = True
+
+
+class _LimitedMessages:
+    def __init__(self, client: _LimitedClient) -> None:
+        self._client = client
+
+    async def create(self, **params: Any) -> Message:
+        return await self._client.create(params)
+
+
+class _LimitedClient:
+    """A ``MessagesClient`` whose calls go through a ``RateLimiter``."""
+
+    def __init__(self, inner: MessagesClient, limiter: RateLimiter, *, middleware: bool) -> None:
+        self.inner = inner
+        self.limiter = limiter
+        self.middleware = middleware
+        self.messages = _LimitedMessages(self)
+
+    async def create(self, params: dict[str, Any]) -> Message:
+        if self.middleware:
+            tickets: list[_Ticket] = []
+            token = _CALL.set(tickets)
+            try:
+                message = await self.inner.messages.create(**params)
+            finally:
+                _CALL.reset(token)
+            if tickets:
+                self.limiter.settle(tickets[-1], message)
+            return message
+        return await self._paced(params)
+
+    async def _paced(self, params: dict[str, Any]) -> Message:
+        """The same pacing around a client without middleware: a 429 arrives as the exception it raises."""
+        limiter = self.limiter
+        waited = 0.0
+        first = False
+        while True:
+            ticket = await limiter.acquire(params.get("max_tokens"), first=first)
+            try:
+                message = await self.inner.messages.create(**params)
+            except Exception as exc:
+                status = getattr(exc, "status_code", None)
+                response = getattr(exc, "response", None)
+                headers: Mapping[str, str] = getattr(response, "headers", None) or {}
+                limiter.observe(ticket, headers)
+                if status != 429 or waited >= limiter.config.max_wait_s:
+                    limiter.release(ticket, status if isinstance(status, int) else None)
+                    raise
+                waited += limiter.refused(ticket, headers)
+                first = True
+                continue
+            except BaseException:
+                limiter.release(ticket, None)
+                raise
+            limiter.release(ticket, 200)
+            limiter.settle(ticket, message)
+            return message
+
+
+_LIMITERS: weakref.WeakKeyDictionary[Any, tuple[asyncio.AbstractEventLoop, RateLimiter]] = weakref.WeakKeyDictionary()
+
+
+def limiter_for(client: object, config: RateLimits, concurrency: int) -> RateLimiter:
+    """The client's limiter on the running loop: one per client, shared by every ``execute_many`` using it."""
+    loop = asyncio.get_running_loop()
+    try:
+        found = _LIMITERS.get(client)
+    except TypeError:  # not weak-referenceable or not hashable: a limiter of its own
+        return RateLimiter(config, concurrency)
+    if found is not None and found[0] is loop and found[1].config == config:
+        limiter = found[1]
+        limiter.max_window = max(limiter.max_window, concurrency)
+        return limiter
+    limiter = RateLimiter(config, concurrency)
+    with contextlib.suppress(TypeError):
+        _LIMITERS[client] = (loop, limiter)
+    return limiter
+
+
+def limited_client(client: MessagesClient, config: RateLimits, concurrency: int) -> MessagesClient:
+    """``client`` with its calls paced by its limiter; SDK clients get it as middleware (every HTTP attempt)."""
+    limiter = limiter_for(client, config, concurrency)
+    with_middleware = getattr(client, "with_middleware", None)
+    if callable(with_middleware):
+        try:
+            inner = cast("MessagesClient", with_middleware(_Middleware(limiter)))
+        except (TypeError, ValueError):  # an SDK-like client whose middleware differs: pace around it instead
+            pass
+        else:
+            return _LimitedClient(inner, limiter, middleware=True)
+    return _LimitedClient(client, limiter, middleware=False)
