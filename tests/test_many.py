@@ -204,9 +204,14 @@ async def test_execute_many_bad_input_stops_reading_and_raises_after_the_rest() 
     """An unusable input stops the run once the executions in flight have finished and been yielded."""
     model = Tracker({"a": 0.1})
     yielded: list[str] = []
-    with pytest.raises(TypeError, match=r"input 2 is a int: each input must be a prompt"):
-        async for result in execute_many(triage_agent(), ["a", "b", 42, "never"], client=FunctionClient(model.answer)):
+    stream = execute_many(triage_agent(), ["a", "b", 42, "never"], client=FunctionClient(model.answer))
+
+    async def consume() -> None:
+        async for result in stream:
             yielded.append(result.key)
+
+    with pytest.raises(TypeError, match=r"input 2 is a int: each input must be a prompt"):
+        await consume()
     assert sorted(yielded) == ["#0", "#1"]
     assert model.calls == 2
 
@@ -255,7 +260,7 @@ def test_execute_many_checks_its_arguments(kwargs: dict[str, Any], message: str)
 
 def test_run_input_key_must_be_a_non_empty_string() -> None:
     """A key is a non-empty str (or None for a derived one)."""
-    with pytest.raises(TypeError, match="RunInput.key must be a non-empty str"):
+    with pytest.raises(TypeError, match=r"RunInput\.key must be a non-empty str"):
         RunInput("a", key="")
 
 
