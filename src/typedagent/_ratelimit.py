@@ -105,7 +105,7 @@ class _Bucket:
         unseen = self.taken - ticket.taken_after[dimension]
         estimate = remaining + (now - ticket.sent) * limit / 60 - unseen
         if self.limit is None:
-            self.level = min(limit, estimate)
+            self.level = min(limit, estimate - _TOLERANCE[dimension])  # rounded up, maybe: start on the safe side
         else:
             self.level = min(self.level, estimate + _TOLERANCE[dimension])
         self.limit = limit
@@ -116,6 +116,7 @@ class _Ticket:
     """One admitted HTTP attempt: what it was charged, and when."""
 
     input_cost: float
+    """Charged at admission: the average input tokens per call seen so far."""
     output_cost: float
     sent: float = 0.0
     taken_after: dict[Dimension, float] = field(default_factory=dict)
@@ -154,7 +155,7 @@ class RateLimiter:
 
     async def acquire(self, max_tokens: object, *, first: bool = False) -> _Ticket:
         """Wait for a turn; ``first`` puts a call refused with a 429 back at the head of the line."""
-        ticket = _Ticket(self.input_estimate, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
+        ticket = _Ticket(0.0, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
         if not self._queue and self._delay(ticket) == 0:
             self._admit(ticket)
             return ticket
@@ -183,13 +184,14 @@ class RateLimiter:
         if self.in_flight >= max(1, int(self.window)):
             return math.inf
         wait = 0.0
-        costs = (1.0, ticket.input_cost, ticket.output_cost)
+        costs = (1.0, self.input_estimate, ticket.output_cost)
         for bucket, cost in zip(self.buckets.values(), costs, strict=True):
             bucket.refill(now)
             wait = max(wait, bucket.wait_s(cost))
         return wait
 
     def _admit(self, ticket: _Ticket) -> None:
+        ticket.input_cost = self.input_estimate  # the estimate when it goes, not when it started waiting
         costs = (1.0, ticket.input_cost, ticket.output_cost)
         for (dimension, bucket), cost in zip(self.buckets.items(), costs, strict=True):
             if bucket.limit is not None:
