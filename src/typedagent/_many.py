@@ -299,9 +299,9 @@ async def _drive(
     abort_event: AbortEvent | None,
     journal_path: str | os.PathLike[str] | None,
 ) -> AsyncGenerator[ManyResult[Any], None]:
+    journal = None if journal_path is None else await asyncio.to_thread(Journal.open, Path(journal_path), agent)
     base = client if client is not None else default_client()
     shared = base if rate_limits is None else limited_client(base, rate_limits, concurrency)
-    journal = None if journal_path is None else await asyncio.to_thread(Journal.open, Path(journal_path), agent)
     batch = _Batch(agent, source, concurrency, shared, limits, callbacks, abort_event, journal)
     watcher = None if abort_event is None else asyncio.ensure_future(Guard(abort_event, None)._wait_abort())
     failure: BaseException | None = None
@@ -341,13 +341,14 @@ async def _drive(
                     failure = failure or task.exception()
                     continue
                 finished.append(ManyResult(index=job.index, key=job.key, result=task.result()))
-            if failure is not None:
-                break
-            await batch.fill()  # replacements start before the journal write is awaited
+            if failure is None:
+                await batch.fill()  # replacements start before the journal write is awaited
             if journal is not None:
                 await asyncio.gather(*(_journal(journal, agent, batch, result) for result in finished))
             for result in finished:
                 yield result
+            if failure is not None:
+                break
     finally:
         pending = [*batch.running, *([batch.reading] if batch.reading is not None else [])]
         for task in pending:

@@ -79,24 +79,27 @@ class RateLimits:
 class _Bucket:
     """Our estimate of one of the API's buckets; ``limit`` None until configured or seen in a header."""
 
-    __slots__ = ("level", "limit", "stamp", "taken")
+    __slots__ = ("capacity", "level", "limit", "stamp", "taken")
 
     def __init__(self, limit: int | None) -> None:
         self.limit: float | None = limit
+        self.capacity: float | None = limit
+        """How much the bucket holds: a minute's worth by the API's docs, but it may enforce shorter
+        intervals, so a header-learned bucket holds the most it was ever seen to hold."""
         self.level: float = limit or 0.0
         self.stamp = time.monotonic()
         self.taken = 0.0
         """Everything ever charged: tells which charges a header has not seen yet."""
 
     def refill(self, now: float) -> None:
-        if self.limit is not None:
-            self.level = min(self.limit, self.level + (now - self.stamp) * self.limit / 60)
+        if self.limit is not None and self.capacity is not None:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.limit / 60)
         self.stamp = now
 
     def wait_s(self, cost: float) -> float:
-        if self.limit is None:
+        if self.limit is None or self.capacity is None:
             return 0.0
-        needed = min(cost, self.limit)
+        needed = min(cost, self.capacity)
         return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
 
     def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: _Ticket, now: float) -> None:
@@ -104,10 +107,12 @@ class _Bucket:
         self.refill(now)
         unseen = self.taken - ticket.taken_after[dimension]
         estimate = remaining + (now - ticket.sent) * limit / 60 - unseen
+        held = remaining + ticket.cost(dimension)  # what the bucket held just before it admitted this request
+        self.capacity = min(limit, max(self.capacity or 0.0, held))
         if self.limit is None:
-            self.level = min(limit, estimate - _TOLERANCE[dimension])  # rounded up, maybe: start on the safe side
+            self.level = min(self.capacity, estimate - _TOLERANCE[dimension])  # rounded up, maybe: start safe
         else:
-            self.level = min(self.level, estimate + _TOLERANCE[dimension])
+            self.level = min(self.level, self.capacity, estimate + _TOLERANCE[dimension])
         self.limit = limit
 
 
@@ -120,6 +125,9 @@ class _Ticket:
     output_cost: float
     sent: float = 0.0
     taken_after: dict[Dimension, float] = field(default_factory=dict)
+
+    def cost(self, dimension: Dimension) -> float:
+        return 1.0 if dimension == "requests" else self.input_cost if dimension == "input-tokens" else self.output_cost
 
 
 @dataclass(slots=True)
@@ -233,14 +241,13 @@ class RateLimiter:
     def release(self, ticket: _Ticket, status: int | None) -> None:
         """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
         self.in_flight -= 1
-        if status is not None and status < 400:
-            if self.probing:
-                self.probing = False
-                self.window = self.max_window
-            else:
-                self.window = min(self.max_window, self.window + 1 / self.window)
-        elif status in _CONGESTED:
+        if status in _CONGESTED:
             self._shrink()
+        elif status is not None and self.probing:
+            self.probing = False  # any answer told what there was to learn (headers, or that there are none)
+            self.window = self.max_window
+        elif status is not None and status < 400:
+            self.window = min(self.max_window, self.window + 1 / self.window)
         self._wake.set()
 
     def refused(self, ticket: _Ticket, headers: Mapping[str, str]) -> float:
