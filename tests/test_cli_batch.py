@@ -98,13 +98,15 @@ def test_cli_batch_runs_every_input_and_summarises_failures(project: Path, api: 
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert lines[0] == "▶ agents.py:agent · 12 inputs → out.jsonl"
-    assert lines[1].startswith("12/12 done · 2 failed · ")
-    assert " tokens · cost n/a · ETA 0:00" in lines[1]
-    assert lines[2:] == [
+    # (a slow machine may add plain progress lines in between, one every 10 s)
+    assert lines[-4].startswith("12/12 done · 2 failed · ")
+    assert " tokens · cost n/a · ETA 0:00" in lines[-4]
+    assert lines[-3:] == [
         "error code         inputs  first key",
-        f"VALIDATION_FAILED       2  {lines[3].split()[-1]}",
+        f"VALIDATION_FAILED       2  {lines[-2].split()[-1]}",
         "10 succeeded, 2 failed · results in out.jsonl",
     ]
+    assert lines[-2].split()[-1] in ("#3", "#7")
     saved = {record["key"]: record for record in records(project / "out.jsonl")}
     assert sorted(saved) == sorted(f"#{i}" for i in range(12))
     assert {key for key, record in saved.items() if record["outcome"] == "VALIDATION_FAILED"} == {"#3", "#7"}
