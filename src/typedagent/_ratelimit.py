@@ -36,8 +36,19 @@ __all__ = ["RateLimiter", "RateLimits", "limited_client"]
 
 Dimension: TypeAlias = Literal["requests", "input-tokens", "output-tokens"]
 DIMENSIONS: Final[tuple[Dimension, ...]] = ("requests", "input-tokens", "output-tokens")
-_TOLERANCE: Final[dict[Dimension, float]] = {"requests": 0.0, "input-tokens": 500.0, "output-tokens": 500.0}
-"""How far a header may be off: the API rounds token counts to the nearest thousand."""
+_HEADER_SPAN: Final[dict[Dimension, tuple[float, float]]] = {
+    "requests": (0.0, 1.0),
+    "input-tokens": (500.0, 500.0),
+    "output-tokens": (500.0, 500.0),
+}
+"""How far below and above a header's ``remaining`` the truth may be: requests are whole (a bucket holding
+0.9 says 0), token counts are rounded to the nearest thousand. Syncing down to the header itself would
+lose that fraction at every response and fall behind the limit."""
+_RESERVE: Final = (1.0, 0.0, 0.0)
+"""Kept in each bucket (requests, input, output tokens) beyond a call's cost. A call is charged when it is
+sent but counted by the API when it arrives; after a burst from a full bucket, the API's bucket (full,
+so not refilling) lags ours by that delay's refill — under a request, which one request's reserve
+absorbs. It delays the first call after the bucket runs dry once, and costs no throughput after that."""
 _CONGESTED: Final = frozenset({503, 529})
 _EWMA: Final = 0.1
 _FALLBACK_WAIT_S: Final = 1.0
@@ -96,10 +107,10 @@ class _Bucket:
             self.level = min(self.capacity, self.level + (now - self.stamp) * self.limit / 60)
         self.stamp = now
 
-    def wait_s(self, cost: float) -> float:
+    def wait_s(self, cost: float, reserve: float) -> float:
         if self.limit is None or self.capacity is None:
             return 0.0
-        needed = min(cost, self.capacity)
+        needed = min(cost + reserve, self.capacity)
         return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
 
     def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: _Ticket, now: float) -> None:
@@ -109,10 +120,11 @@ class _Bucket:
         estimate = remaining + (now - ticket.sent) * limit / 60 - unseen
         held = remaining + ticket.cost(dimension)  # what the bucket held just before it admitted this request
         self.capacity = min(limit, max(self.capacity or 0.0, held))
+        below, above = _HEADER_SPAN[dimension]
         if self.limit is None:
-            self.level = min(self.capacity, estimate - _TOLERANCE[dimension])  # rounded up, maybe: start safe
+            self.level = min(self.capacity, estimate - below)  # the first sight: start on the safe side
         else:
-            self.level = min(self.level, self.capacity, estimate + _TOLERANCE[dimension])
+            self.level = min(self.level, self.capacity, estimate + above)
         self.limit = limit
 
 
@@ -193,9 +205,9 @@ class RateLimiter:
             return math.inf
         wait = 0.0
         costs = (1.0, self.input_estimate, ticket.output_cost)
-        for bucket, cost in zip(self.buckets.values(), costs, strict=True):
+        for bucket, cost, reserve in zip(self.buckets.values(), costs, _RESERVE, strict=True):
             bucket.refill(now)
-            wait = max(wait, bucket.wait_s(cost))
+            wait = max(wait, bucket.wait_s(cost, reserve))
         return wait
 
     def _admit(self, ticket: _Ticket) -> None:
