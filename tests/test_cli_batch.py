@@ -287,3 +287,51 @@ def test_cli_batch_plain_view_writes_a_line_every_few_seconds(monkeypatch: pytes
     monkeypatch.setattr(_batch_view, "PLAIN_EVERY_S", 0.0)
     view.update()
     assert stream.getvalue().startswith("0 done · 0 failed · 0.0/s · 0 tokens · cost $0.00 · ETA -")
+
+
+def test_cli_batch_second_ctrl_c_quits_without_waiting(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second Ctrl-C gives up waiting for executions in flight: exit 130, finished results kept."""
+    import threading
+
+    from typedagent.__main__ import main
+    from typedagent.testing import delay
+
+    write_inputs(project / "inputs.jsonl", 3)
+    with FakeAnthropicServer([delay(30, ANSWER)], per_conversation=True) as server:
+        monkeypatch.chdir(project)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+
+        def press_ctrl_c_twice() -> None:
+            deadline = time.monotonic() + 30
+            while server.requests_served < 1 and time.monotonic() < deadline:  # the first call goes alone
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        presser = threading.Thread(target=press_ctrl_c_twice)
+        presser.start()
+        err = io.StringIO()
+        started = time.monotonic()
+        status = main(["batch", "agents.py:agent", "inputs.jsonl", "-o", "out.jsonl", "-c", "3"], stderr=err)
+        presser.join()
+    assert status == 130
+    assert time.monotonic() - started < 20
+    assert "interrupted: 0 results are in out.jsonl" in err.getvalue()
+    assert (project / "out.jsonl").read_text() == ""
+
+
+def test_cli_batch_max_attempts_and_an_unwritable_output(project: Path, api: FakeAnthropicServer) -> None:
+    """``--max-attempts`` overrides the agent's; an output path that cannot be opened is a usage error."""
+    write_inputs(project / "inputs.jsonl", 2, failing={1})
+    done = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "out.jsonl", "--max-attempts", "1", server=api)
+    assert done.returncode == 1, done.stderr
+    failed = [record for record in records(project / "out.jsonl") if record["outcome"] != "success"]
+    assert [len(record["attempts"]) for record in failed] == [1]
+    (project / "a_directory").mkdir()
+    unwritable = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "a_directory", server=api)
+    assert unwritable.returncode == 2
+    assert "typedagent batch: error: --output: cannot open a_directory: Is a directory" in unwritable.stderr
+    broken = batch(project, "agents.py:broken", "inputs.jsonl", "-o", "out.jsonl", server=api)
+    assert broken.returncode == 2
+    assert "importing agents.py failed" in broken.stderr or "has no attribute 'broken'" in broken.stderr

@@ -321,3 +321,29 @@ async def test_execute_many_default_client_from_the_environment(monkeypatch: pyt
         results = await collect(execute_many(triage_agent(), ["a", "b", "c"]))
     assert [r.result.unwrap() for r in results] == [GOOD] * 3
     assert server.requests_served == 3
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_execute_many_source_errors_surface_after_the_rest(kind: str) -> None:
+    """An input source that raises stops reading; what was started finishes and is yielded, then it raises."""
+
+    def sync_inputs() -> Iterator[str]:
+        yield "a"
+        yield "b"
+        raise OSError("the input file went away")
+
+    async def async_inputs() -> AsyncIterator[str]:
+        for item in sync_inputs():
+            yield item
+
+    model = Tracker()
+    yielded: list[str] = []
+    source: Any = sync_inputs() if kind == "sync" else async_inputs()
+
+    async def consume() -> None:
+        async for result in execute_many(triage_agent(), source, client=FunctionClient(model.answer)):
+            yielded.append(result.key)
+
+    with pytest.raises(OSError, match="the input file went away"):
+        await consume()
+    assert sorted(yielded) == ["#0", "#1"]

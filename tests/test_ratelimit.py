@@ -194,3 +194,35 @@ def test_rate_limiter_reads_retry_after_dates() -> None:
 
     wait = retry_after_s({"retry-after": formatdate(time.time() + 30, usegmt=True)})
     assert 28 <= wait <= 31
+
+
+class Unhashable(ScriptedClient):
+    """A client that cannot be a dictionary key (it defines ``__eq__`` without ``__hash__``)."""
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+async def test_rate_limiter_for_clients_that_cannot_be_registered() -> None:
+    """A client that cannot be registered gets a limiter of its own for the run."""
+    client = Unhashable([api_error(429, retry_after=0.01), output_call(GOOD)])
+    [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert result.result.unwrap() == GOOD
+    assert len(client.requests) == 2
+
+
+class OddMiddleware(ScriptedClient):
+    """SDK-like, but its ``with_middleware`` does not take ours."""
+
+    def with_middleware(self, *middleware: object) -> ScriptedClient:
+        raise TypeError("this client's middleware is different")
+
+
+async def test_rate_limiter_paces_around_a_client_whose_middleware_differs() -> None:
+    """If a client's ``with_middleware`` refuses the limiter, calls are paced around ``messages.create``."""
+    client = OddMiddleware([api_error(429, retry_after=0.01), output_call(GOOD)])
+    [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert result.result.unwrap() == GOOD
+    assert len(client.requests) == 2
