@@ -7,14 +7,15 @@ the full bucket, at RPM/60 per second, plus one latency for the last response. `
 measured beside the naive way, ``asyncio.gather`` over ``execute_agent`` on the same client (the SDK's
 default ``max_retries=2`` retrying 429s after ``retry-after``). A fresh server (full bucket) per round.
 
-(b) No limits: the ``bench_load.py`` scenario (a 529 the SDK retries, a helper call, an output call)
-with COUNT executions at C=1,000 in flight: ``execute_many(concurrency=1000)`` (its limiter on, as by
+(b) No limits: the ``bench_load.py`` scenario (a helper call, an output call; with ``--faults``, also the
+529 the SDK retries first, which makes the limiter halve the calls it lets through) with COUNT
+executions at C=1,000 in flight: ``execute_many(concurrency=1000)`` (its limiter on, as by
 default) against a raw SDK loop behind an ``asyncio.Semaphore(1000)``, alternating, medians. Then the
 Python heap per in-flight execution (``tracemalloc``), all held in flight inside a helper tool: through
 ``execute_many`` and through a plain ``asyncio.gather`` of ``execute_agent``, each in a fresh process.
 
     .venv/bin/python bench/bench_many.py [--executions 2000] [--rpm 2000] [--latency-ms 50] [--calls 2]
-        [--rounds 3] [--count 2000] [--concurrency 1000] [--only a|b]
+        [--rounds 3] [--count 2000] [--concurrency 1000] [--transport httpx2|aiohttp] [--faults] [--only a|b]
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ async def throughput_round(base_url: str, kind: str, count: int, concurrency: in
 
 
 async def throughput(args: argparse.Namespace) -> None:
-    with FakeAnthropicServerProcess(SCRIPT, per_conversation=True) as server:
+    script = SCRIPT if args.faults else SCRIPT[1:]
+    with FakeAnthropicServerProcess(script, per_conversation=True) as server:
         kinds = ["raw SDK loop", "execute_many"]
         runs: dict[str, list[Batch]] = {kind: [] for kind in kinds}
         for _ in range(args.rounds):
@@ -186,7 +188,8 @@ async def throughput(args: argparse.Namespace) -> None:
             )
         print_table(
             f"(b) {args.count:,} executions at C={args.concurrency:,} in flight, no rate limit ({args.transport}; "
-            f"3 HTTP requests each; server in its own process; median of {args.rounds} rounds, alternating)",
+            f"{len(script)} HTTP requests each{', the first a 529' if args.faults else ''}; server in its own "
+            f"process; median of {args.rounds} rounds, alternating)",
             ["client", "wall", "executions/s", "vs raw SDK loop", "CPU / execution", "correct"],
             rows,
         )
@@ -256,6 +259,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=2_000, help="(b) executions")
     parser.add_argument("--concurrency", type=int, default=1_000, help="(b) executions in flight")
     parser.add_argument("--transport", choices=["httpx2", "aiohttp"], default="httpx2", help="HTTP transport")
+    parser.add_argument("--faults", action="store_true", help="(b) a 529 before each execution's first answer")
     parser.add_argument("--only", choices=["a", "b"])
     parser.add_argument("--child", nargs=2, metavar=("HOW", "BASE_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
