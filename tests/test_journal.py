@@ -284,6 +284,6 @@ async def test_journal_error_codes_read_back_as_the_enum(tmp_path: Path) -> None
 async def test_journal_line_missing_fields_is_an_error(tmp_path: Path) -> None:
     """A line with a key but not the fields of a result names the key instead of crashing."""
     journal = tmp_path / "run.jsonl"
-    journal.write_text('{"key": "#0", "agent": "triage", "outcome": "success"}\n')
-    with pytest.raises(JournalError, match=r"the journal line of key '#0' is not one typedagent can read back"):
-        await run(["ok 0"], journal)
+    journal.write_text('{"key": "k", "agent": "triage", "outcome": "success"}\n')
+    with pytest.raises(JournalError, match=r"the journal line of key 'k' is not one typedagent can read back"):
+        await run([RunInput("ok 0", key="k")], journal)
