@@ -199,6 +199,21 @@ class _Batch:
         """Every key of this run (not the inputs themselves), to refuse duplicates."""
         self.resumed: list[ManyResult[Any]] = []
         self.fingerprints: dict[str, str] = {}
+        self.done: list[asyncio.Future[Any]] = []
+        self.wake = asyncio.Event()
+
+    def on_done(self, future: asyncio.Future[Any]) -> None:
+        """Done-callback of every execution, read and abort watcher: O(1) per completion, however many run."""
+        self.done.append(future)
+        self.wake.set()
+
+    async def next_done(self) -> list[asyncio.Future[Any]]:
+        """Wait until something finished (an execution, a read, the abort); return everything that did."""
+        while not self.done:
+            self.wake.clear()
+            await self.wake.wait()
+        done, self.done = self.done, []
+        return done
 
     def aborted(self) -> bool:
         return self.abort_event is not None and self.abort_event.is_set()
@@ -216,6 +231,7 @@ class _Batch:
         ):
             if self.source.aiter is not None:
                 self.reading = asyncio.ensure_future(self.source.next())
+                self.reading.add_done_callback(self.on_done)
                 return
             try:
                 item = await self.source.next()
@@ -242,6 +258,7 @@ class _Batch:
         task = asyncio.ensure_future(
             _run_one(self.agent, job, self.client, self.limits, self.callbacks, self.abort_event)
         )
+        task.add_done_callback(self.on_done)
         self.running[task] = job
         if self.journal is not None:
             self.fingerprints[job.key] = fingerprint(job.prompt, job.deps)
@@ -304,6 +321,8 @@ async def _drive(
     shared = base if rate_limits is None else limited_client(base, rate_limits, concurrency)
     batch = _Batch(agent, source, concurrency, shared, limits, callbacks, abort_event, journal)
     watcher = None if abort_event is None else asyncio.ensure_future(Guard(abort_event, None)._wait_abort())
+    if watcher is not None:
+        watcher.add_done_callback(batch.on_done)
     failure: BaseException | None = None
     try:
         while True:
@@ -315,16 +334,12 @@ async def _drive(
                 await asyncio.sleep(0)  # a long run of read-back results still lets signals and progress through
                 continue
             if batch.reading is not None and batch.aborted():
+                batch.reading.remove_done_callback(batch.on_done)
                 batch.reading.cancel()
                 batch.reading = None
-            waiting: set[asyncio.Future[Any]] = set(batch.running)
-            if batch.reading is not None:
-                waiting.add(batch.reading)
-            if not waiting:
+            if not batch.running and batch.reading is None:
                 break
-            if watcher is not None and not watcher.done():
-                waiting.add(watcher)
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            done = await batch.next_done()
             reading = batch.reading
             if reading is not None and reading in done:
                 batch.reading = None
