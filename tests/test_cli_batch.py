@@ -297,19 +297,28 @@ def test_cli_batch_second_ctrl_c_quits_without_waiting(project: Path, monkeypatc
     from typedagent.testing import delay
 
     write_inputs(project / "inputs.jsonl", 3)
+    presses: list[str] = []
+    note = BatchView.note
+
+    def note_then_press_again(view: BatchView, text: str) -> None:
+        note(view, text)
+        presses.append(text)
+        if text.startswith("stopping:"):
+            os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while the first is being handled
+
+    monkeypatch.setattr(BatchView, "note", note_then_press_again)
     with FakeAnthropicServer([delay(30, ANSWER)], per_conversation=True) as server:
         monkeypatch.chdir(project)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
 
-        def press_ctrl_c_twice() -> None:
+        def press_ctrl_c() -> None:
             deadline = time.monotonic() + 30
             while server.requests_served < 1 and time.monotonic() < deadline:  # the first call goes alone
                 time.sleep(0.01)
             os.kill(os.getpid(), signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGINT)
 
-        presser = threading.Thread(target=press_ctrl_c_twice)
+        presser = threading.Thread(target=press_ctrl_c)
         presser.start()
         err = io.StringIO()
         started = time.monotonic()
@@ -317,6 +326,9 @@ def test_cli_batch_second_ctrl_c_quits_without_waiting(project: Path, monkeypatc
         presser.join()
     assert status == 130
     assert time.monotonic() - started < 20
+    assert presses == [
+        "stopping: no new input starts; executions in flight are being stopped (Ctrl-C again to quit now)"
+    ]
     assert "interrupted: 0 results are in out.jsonl" in err.getvalue()
     assert (project / "out.jsonl").read_text() == ""
 
