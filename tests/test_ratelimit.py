@@ -226,3 +226,12 @@ async def test_rate_limiter_paces_around_a_client_whose_middleware_differs() -> 
     [result] = await run_all(triage_agent(), ["a"], client=client)
     assert result.result.unwrap() == GOOD
     assert len(client.requests) == 2
+
+
+async def test_rate_limiter_without_headers_paces_around_the_sdk_client() -> None:
+    """Responses without rate-limit headers: later calls skip the middleware, and a 429 is still waited out."""
+    script = [output_call(GOOD), api_error(429, retry_after=0.05), output_call(GOOD)]
+    async with FakeAnthropicServer(script) as server, server.client(max_retries=0) as client:
+        results = await run_all(triage_agent(), ["a", "b"], client=client, concurrency=1)
+    assert [result.result.unwrap() for result in results] == [GOOD, GOOD]
+    assert server.requests_served == 3

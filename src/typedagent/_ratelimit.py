@@ -168,6 +168,8 @@ class RateLimiter:
         self.input_estimate = 0.0
         """Input tokens charged per request: the average of those seen (0 until the first response)."""
         self.settled = False
+        self.headers: bool | None = None
+        """Whether the responses carry rate-limit headers (None until the first one says)."""
         self.stats = _Stats()
         self._queue: deque[tuple[_Ticket, asyncio.Future[None]]] = deque()
         self._wake = asyncio.Event()
@@ -244,11 +246,15 @@ class RateLimiter:
     def observe(self, ticket: _Ticket, headers: Mapping[str, str]) -> None:
         """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers."""
         now = time.monotonic()
+        seen = False
         for dimension, bucket in self.buckets.items():
             limit = _number(headers.get(f"anthropic-ratelimit-{dimension}-limit"))
             remaining = _number(headers.get(f"anthropic-ratelimit-{dimension}-remaining"))
             if limit is not None and remaining is not None and limit > 0:
                 bucket.observe(dimension, limit, remaining, ticket, now)
+                seen = True
+        if seen or self.headers is None:
+            self.headers = seen
 
     def release(self, ticket: _Ticket, status: int | None) -> None:
         """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
@@ -267,10 +273,14 @@ class RateLimiter:
         self.in_flight -= 1
         self.stats.rate_limited += 1
         now = time.monotonic()
-        for bucket, cost in zip(self.buckets.values(), (1.0, ticket.input_cost, ticket.output_cost), strict=True):
+        for dimension, bucket in self.buckets.items():  # the API did not count it: neither do we
+            cost = ticket.cost(dimension)
             bucket.refill(now)
-            if bucket.limit is not None:
-                bucket.level = min(bucket.limit, bucket.level + cost)
+            bucket.taken -= cost
+            ticket.taken_after[dimension] -= cost
+            if bucket.capacity is not None:
+                bucket.level = min(bucket.capacity, bucket.level + cost)
+        self.observe(ticket, headers)
         pause = retry_after_s(headers)
         self.paused_until = max(self.paused_until, now + pause)
         self._shrink()
@@ -296,8 +306,8 @@ class RateLimiter:
         outputs.taken -= unused_out
         if inputs.limit is not None:
             inputs.level -= extra_in
-        if outputs.limit is not None:
-            outputs.level = min(outputs.limit, outputs.level + unused_out)
+        if outputs.capacity is not None:
+            outputs.level = min(outputs.capacity, outputs.level + unused_out)
 
     def _shrink(self) -> None:
         self.probing = False
@@ -353,17 +363,20 @@ class _Middleware:
                 limiter.release(ticket, None)
                 raise
             headers = response.headers
+            if response.status_code == 429:
+                pause = limiter.refused(ticket, headers)
+                if waited >= limiter.config.max_wait_s:
+                    return response  # waited long enough: the SDK's own retries take it from here
+                waited += pause
+                await response.close()
+                first = True
+                continue
             limiter.observe(ticket, headers)
-            if response.status_code != 429 or waited >= limiter.config.max_wait_s:
-                limiter.release(ticket, response.status_code)
-                tickets = _CALL.get()
-                if tickets is not None:
-                    tickets.append(ticket)
-                return response
-            pause = limiter.refused(ticket, headers)
-            waited += pause
-            await response.close()
-            first = True
+            limiter.release(ticket, response.status_code)
+            tickets = _CALL.get()
+            if tickets is not None:
+                tickets.append(ticket)
+            return response
 
 
 class _LimitedMessages:
@@ -377,18 +390,20 @@ class _LimitedMessages:
 class _LimitedClient:
     """A ``MessagesClient`` whose calls go through a ``RateLimiter``."""
 
-    def __init__(self, inner: MessagesClient, limiter: RateLimiter, *, middleware: bool) -> None:
-        self.inner = inner
+    def __init__(self, client: MessagesClient, limiter: RateLimiter, with_middleware: MessagesClient | None) -> None:
+        self.client = client
         self.limiter = limiter
-        self.middleware = middleware
+        self.with_middleware = with_middleware
         self.messages = _LimitedMessages(self)
 
     async def create(self, params: dict[str, Any]) -> Message:
-        if self.middleware:
+        # Middleware only while the responses may carry rate-limit headers: without them (a gateway, a test
+        # server) pacing around the call does the same job without the SDK's middleware path.
+        if self.with_middleware is not None and self.limiter.headers is not False:
             tickets: list[_Ticket] = []
             token = _CALL.set(tickets)
             try:
-                message = await self.inner.messages.create(**params)
+                message = await self.with_middleware.messages.create(**params)
             finally:
                 _CALL.reset(token)
             if tickets:
@@ -404,18 +419,21 @@ class _LimitedClient:
         while True:
             ticket = await limiter.acquire(params.get("max_tokens"), first=first)
             try:
-                message = await self.inner.messages.create(**params)
+                message = await self.client.messages.create(**params)
             except Exception as exc:
                 status = getattr(exc, "status_code", None)
                 response = getattr(exc, "response", None)
                 headers: Mapping[str, str] = getattr(response, "headers", None) or {}
+                if status == 429:
+                    pause = limiter.refused(ticket, headers)
+                    if waited >= limiter.config.max_wait_s:
+                        raise
+                    waited += pause
+                    first = True
+                    continue
                 limiter.observe(ticket, headers)
-                if status != 429 or waited >= limiter.config.max_wait_s:
-                    limiter.release(ticket, status if isinstance(status, int) else None)
-                    raise
-                waited += limiter.refused(ticket, headers)
-                first = True
-                continue
+                limiter.release(ticket, status if isinstance(status, int) else None)
+                raise
             except BaseException:
                 limiter.release(ticket, None)
                 raise
@@ -447,12 +465,12 @@ def limiter_for(client: object, config: RateLimits, concurrency: int) -> RateLim
 def limited_client(client: MessagesClient, config: RateLimits, concurrency: int) -> MessagesClient:
     """``client`` with its calls paced by its limiter; SDK clients get it as middleware (every HTTP attempt)."""
     limiter = limiter_for(client, config, concurrency)
-    with_middleware = getattr(client, "with_middleware", None)
-    if callable(with_middleware):
+    add_middleware = getattr(client, "with_middleware", None)
+    if callable(add_middleware):
         try:
-            inner = cast("MessagesClient", with_middleware(_Middleware(limiter)))
+            inner = cast("MessagesClient", add_middleware(_Middleware(limiter)))
         except (TypeError, ValueError):  # an SDK-like client whose middleware differs: pace around it instead
             pass
         else:
-            return _LimitedClient(inner, limiter, middleware=True)
-    return _LimitedClient(client, limiter, middleware=False)
+            return _LimitedClient(client, limiter, inner)
+    return _LimitedClient(client, limiter, None)
