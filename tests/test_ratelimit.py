@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+import anthropic  # noqa: F401 - importing the SDK takes seconds: never inside a timed section below
 import pytest
 from support import GOOD, Triage, triage_agent
 
