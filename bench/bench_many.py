@@ -15,7 +15,8 @@ Python heap per in-flight execution (``tracemalloc``), all held in flight inside
 ``execute_many`` and through a plain ``asyncio.gather`` of ``execute_agent``, each in a fresh process.
 
     .venv/bin/python bench/bench_many.py [--executions 2000] [--rpm 2000] [--latency-ms 50] [--calls 2]
-        [--rounds 3] [--count 2000] [--concurrency 1000] [--transport httpx2|aiohttp] [--faults] [--only a|b]
+        [--rounds 3] [--count 2000] [--concurrency 1000] [--transport httpx2|aiohttp] [--faults] [--headers]
+        [--only a|b]
 """
 
 from __future__ import annotations
@@ -162,7 +163,10 @@ async def throughput_round(base_url: str, kind: str, count: int, concurrency: in
 
 async def throughput(args: argparse.Namespace) -> None:
     script = SCRIPT if args.faults else SCRIPT[1:]
-    with FakeAnthropicServerProcess(script, per_conversation=True) as server:
+    # With --headers the server sends the API's rate-limit headers, for a limit far too high to bind: the
+    # limiter then runs as SDK middleware on every request, as it does against the real API.
+    unbound = ServerRateLimits(requests_per_minute=100_000_000) if args.headers else None
+    with FakeAnthropicServerProcess(script, per_conversation=True, rate_limits=unbound) as server:
         kinds = ["raw SDK loop", "execute_many"]
         runs: dict[str, list[Batch]] = {kind: [] for kind in kinds}
         for _ in range(args.rounds):
@@ -188,8 +192,9 @@ async def throughput(args: argparse.Namespace) -> None:
             )
         print_table(
             f"(b) {args.count:,} executions at C={args.concurrency:,} in flight, no rate limit ({args.transport}; "
-            f"{len(script)} HTTP requests each{', the first a 529' if args.faults else ''}; server in its own "
-            f"process; median of {args.rounds} rounds, alternating)",
+            f"{len(script)} HTTP requests each{', the first a 529' if args.faults else ''}"
+            f"{', rate-limit headers on every response' if args.headers else ', no rate-limit headers'}; "
+            f"server in its own process; median of {args.rounds} rounds, alternating)",
             ["client", "wall", "executions/s", "vs raw SDK loop", "CPU / execution", "correct"],
             rows,
         )
@@ -260,6 +265,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1_000, help="(b) executions in flight")
     parser.add_argument("--transport", choices=["httpx2", "aiohttp"], default="httpx2", help="HTTP transport")
     parser.add_argument("--faults", action="store_true", help="(b) a 529 before each execution's first answer")
+    parser.add_argument("--headers", action="store_true", help="(b) rate-limit headers (of a limit that never binds)")
     parser.add_argument("--only", choices=["a", "b"])
     parser.add_argument("--child", nargs=2, metavar=("HOW", "BASE_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
