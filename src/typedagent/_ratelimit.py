@@ -18,21 +18,18 @@ import contextlib
 import email.utils
 import math
 import time
-import weakref
 from collections import deque
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from ._errors import AgentDefinitionError
 
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-    from ._client import MessagesClient
 
-__all__ = ["RateLimiter", "RateLimits", "limited_client"]
+__all__ = ["RateLimiter", "RateLimits", "Ticket", "retry_after_s"]
 
 Dimension: TypeAlias = Literal["requests", "input-tokens", "output-tokens"]
 DIMENSIONS: Final[tuple[Dimension, ...]] = ("requests", "input-tokens", "output-tokens")
@@ -113,7 +110,7 @@ class _Bucket:
         needed = min(cost + reserve, self.capacity)
         return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
 
-    def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: _Ticket, now: float) -> None:
+    def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: Ticket, now: float) -> None:
         """Align with a response's headers; charges made after that request's admission are not in them."""
         self.refill(now)
         unseen = self.taken - ticket.taken_after[dimension]
@@ -129,7 +126,7 @@ class _Bucket:
 
 
 @dataclass(slots=True)
-class _Ticket:
+class Ticket:
     """One admitted HTTP attempt: what it was charged, and when."""
 
     input_cost: float
@@ -171,13 +168,13 @@ class RateLimiter:
         self.headers: bool | None = None
         """Whether the responses carry rate-limit headers (None until the first one says)."""
         self.stats = _Stats()
-        self._queue: deque[tuple[_Ticket, asyncio.Future[None]]] = deque()
+        self._queue: deque[tuple[Ticket, asyncio.Future[None]]] = deque()
         self._wake = asyncio.Event()
         self._dispatcher: asyncio.Task[None] | None = None
 
-    async def acquire(self, max_tokens: object, *, first: bool = False) -> _Ticket:
+    async def acquire(self, max_tokens: object, *, first: bool = False) -> Ticket:
         """Wait for a turn; ``first`` puts a call refused with a 429 back at the head of the line."""
-        ticket = _Ticket(0.0, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
+        ticket = Ticket(0.0, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
         if not self._queue and self._delay(ticket) == 0:
             self._admit(ticket)
             return ticket
@@ -199,7 +196,7 @@ class RateLimiter:
         self.stats.waited_s += time.monotonic() - started
         return ticket
 
-    def _delay(self, ticket: _Ticket) -> float:
+    def _delay(self, ticket: Ticket) -> float:
         now = time.monotonic()
         if now < self.paused_until:
             return self.paused_until - now
@@ -212,7 +209,7 @@ class RateLimiter:
             wait = max(wait, bucket.wait_s(cost, reserve))
         return wait
 
-    def _admit(self, ticket: _Ticket) -> None:
+    def _admit(self, ticket: Ticket) -> None:
         ticket.input_cost = self.input_estimate  # the estimate when it goes, not when it started waiting
         costs = (1.0, ticket.input_cost, ticket.output_cost)
         for (dimension, bucket), cost in zip(self.buckets.items(), costs, strict=True):
@@ -243,7 +240,7 @@ class RateLimiter:
         finally:
             self._dispatcher = None
 
-    def observe(self, ticket: _Ticket, headers: Mapping[str, str]) -> None:
+    def observe(self, ticket: Ticket, headers: Mapping[str, str]) -> None:
         """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers."""
         now = time.monotonic()
         seen = False
@@ -256,7 +253,7 @@ class RateLimiter:
         if seen or self.headers is None:
             self.headers = seen
 
-    def release(self, ticket: _Ticket, status: int | None) -> None:
+    def release(self, ticket: Ticket, status: int | None) -> None:
         """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
         self.in_flight -= 1
         if status in _CONGESTED:
@@ -268,7 +265,7 @@ class RateLimiter:
             self.window = min(self.max_window, self.window + 1 / self.window)
         self._wake.set()
 
-    def refused(self, ticket: _Ticket, headers: Mapping[str, str]) -> float:
+    def refused(self, ticket: Ticket, headers: Mapping[str, str]) -> float:
         """A call got a 429: give its charges back, pause everyone as the API asks; returns the pause."""
         self.in_flight -= 1
         self.stats.rate_limited += 1
@@ -287,7 +284,7 @@ class RateLimiter:
         self._wake.set()
         return pause
 
-    def settle(self, ticket: _Ticket, message: Message) -> None:
+    def settle(self, ticket: Ticket, message: Message) -> None:
         """Correct the estimates with the response's real usage (the API gives unused max_tokens back)."""
         usage = getattr(message, "usage", None)
         if usage is None:
@@ -336,141 +333,3 @@ def _number(value: str | None) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
-
-
-_CALL: ContextVar[list[_Ticket] | None] = ContextVar("typedagent_rate_limited_call", default=None)
-"""The tickets of the ``messages.create`` call running in this task, filled by the middleware."""
-
-
-class _Middleware:
-    """SDK client middleware: runs once per HTTP attempt, inside the SDK's retry loop."""
-
-    def __init__(self, limiter: RateLimiter) -> None:
-        self.limiter = limiter
-        self.__name__ = "typedagent_rate_limiter"
-
-    async def __call__(self, request: Any, call_next: Any) -> Any:
-        limiter = self.limiter
-        body: object = request.json
-        json_data: Mapping[str, Any] = cast("Mapping[str, Any]", body) if isinstance(body, Mapping) else {}
-        waited = 0.0
-        first = False
-        while True:
-            ticket = await limiter.acquire(json_data.get("max_tokens"), first=first)
-            try:
-                response = await call_next(request)
-            except BaseException:
-                limiter.release(ticket, None)
-                raise
-            headers = response.headers
-            if response.status_code == 429:
-                pause = limiter.refused(ticket, headers)
-                if waited >= limiter.config.max_wait_s:
-                    return response  # waited long enough: the SDK's own retries take it from here
-                waited += pause
-                await response.close()
-                first = True
-                continue
-            limiter.observe(ticket, headers)
-            limiter.release(ticket, response.status_code)
-            tickets = _CALL.get()
-            if tickets is not None:
-                tickets.append(ticket)
-            return response
-
-
-class _LimitedMessages:
-    def __init__(self, client: _LimitedClient) -> None:
-        self._client = client
-
-    async def create(self, **params: Any) -> Message:
-        return await self._client.create(params)
-
-
-class _LimitedClient:
-    """A ``MessagesClient`` whose calls go through a ``RateLimiter``."""
-
-    def __init__(self, client: MessagesClient, limiter: RateLimiter, with_middleware: MessagesClient | None) -> None:
-        self.client = client
-        self.limiter = limiter
-        self.with_middleware = with_middleware
-        self.messages = _LimitedMessages(self)
-
-    async def create(self, params: dict[str, Any]) -> Message:
-        # Middleware only while the responses may carry rate-limit headers: without them (a gateway, a test
-        # server) pacing around the call does the same job without the SDK's middleware path.
-        if self.with_middleware is not None and self.limiter.headers is not False:
-            tickets: list[_Ticket] = []
-            token = _CALL.set(tickets)
-            try:
-                message = await self.with_middleware.messages.create(**params)
-            finally:
-                _CALL.reset(token)
-            if tickets:
-                self.limiter.settle(tickets[-1], message)
-            return message
-        return await self._paced(params)
-
-    async def _paced(self, params: dict[str, Any]) -> Message:
-        """The same pacing around a client without middleware: a 429 arrives as the exception it raises."""
-        limiter = self.limiter
-        waited = 0.0
-        first = False
-        while True:
-            ticket = await limiter.acquire(params.get("max_tokens"), first=first)
-            try:
-                message = await self.client.messages.create(**params)
-            except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                response = getattr(exc, "response", None)
-                headers: Mapping[str, str] = getattr(response, "headers", None) or {}
-                if status == 429:
-                    pause = limiter.refused(ticket, headers)
-                    if waited >= limiter.config.max_wait_s:
-                        raise
-                    waited += pause
-                    first = True
-                    continue
-                limiter.observe(ticket, headers)
-                limiter.release(ticket, status if isinstance(status, int) else None)
-                raise
-            except BaseException:
-                limiter.release(ticket, None)
-                raise
-            limiter.release(ticket, 200)
-            limiter.settle(ticket, message)
-            return message
-
-
-_LIMITERS: weakref.WeakKeyDictionary[Any, tuple[asyncio.AbstractEventLoop, RateLimiter]] = weakref.WeakKeyDictionary()
-
-
-def limiter_for(client: object, config: RateLimits, concurrency: int) -> RateLimiter:
-    """The client's limiter on the running loop: one per client, shared by every ``execute_many`` using it."""
-    loop = asyncio.get_running_loop()
-    try:
-        found = _LIMITERS.get(client)
-    except TypeError:  # not weak-referenceable or not hashable: a limiter of its own
-        return RateLimiter(config, concurrency)
-    if found is not None and found[0] is loop and found[1].config == config:
-        limiter = found[1]
-        limiter.max_window = max(limiter.max_window, concurrency)
-        return limiter
-    limiter = RateLimiter(config, concurrency)
-    with contextlib.suppress(TypeError):
-        _LIMITERS[client] = (loop, limiter)
-    return limiter
-
-
-def limited_client(client: MessagesClient, config: RateLimits, concurrency: int) -> MessagesClient:
-    """``client`` with its calls paced by its limiter; SDK clients get it as middleware (every HTTP attempt)."""
-    limiter = limiter_for(client, config, concurrency)
-    add_middleware = getattr(client, "with_middleware", None)
-    if callable(add_middleware):
-        try:
-            inner = cast("MessagesClient", add_middleware(_Middleware(limiter)))
-        except (TypeError, ValueError):  # an SDK-like client whose middleware differs: pace around it instead
-            pass
-        else:
-            return _LimitedClient(client, limiter, inner)
-    return _LimitedClient(client, limiter, None)
