@@ -89,6 +89,7 @@ async def test_callbacks_order_and_arguments() -> None:
         ("triage", 2, 1, 45),
     ]
     assert all(s.elapsed_ms >= 0 for s in states)
+    assert {s.key for s in states} == {None}  # only execute_many runs an execution for a keyed input
 
 
 async def test_callbacks_fire_for_submit_and_reflection() -> None:

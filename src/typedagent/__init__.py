@@ -2,7 +2,8 @@
 
 Define an agent once with ``define_agent()`` (a model, instructions, helper tools and one output tool
 whose input is the typed result) and run it with ``execute_agent()``; the result is
-``ExecuteSuccess[Output] | ExecuteFailure``, narrowed by ``if result.ok:``.
+``ExecuteSuccess[Output] | ExecuteFailure``, narrowed by ``if result.ok:``. ``execute_many()`` runs it on
+many inputs at once: bounded, paced by the API's rate limits, resumable from a journal.
 """
 
 from ._callbacks import (
@@ -29,6 +30,7 @@ from ._errors import (
     CancelledContext,
     ContextWindowContext,
     ErrorContext,
+    JournalError,
     MaxIterationsContext,
     OutputRejected,
     Phase,
@@ -39,7 +41,9 @@ from ._errors import (
 )
 from ._limits import AbortEvent, ExecutionLimits
 from ._loop import execute_agent
+from ._many import ManyResult, RunInput, execute_many, execute_many_sync
 from ._output import OutputTool
+from ._ratelimit import RateLimits
 from ._results import (
     AttemptOutcome,
     AttemptRecord,
@@ -82,14 +86,18 @@ __all__ = [
     "Helper",
     "HelperTool",
     "Instructions",
+    "JournalError",
+    "ManyResult",
     "MaxIterationsContext",
     "MessagesClient",
     "ModelResponse",
     "OutputRejected",
     "OutputTool",
     "Phase",
+    "RateLimits",
     "RefusalContext",
     "RunContext",
+    "RunInput",
     "TimeoutContext",
     "TokenBudgetContext",
     "TokenUsage",
@@ -105,5 +113,7 @@ __all__ = [
     "define_agent",
     "execute_agent",
     "execute_agent_sync",
+    "execute_many",
+    "execute_many_sync",
     "tool",
 ]

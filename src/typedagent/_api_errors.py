@@ -13,7 +13,19 @@ from ._results import TokenUsage
 if TYPE_CHECKING:
     from anthropic import APIResponseValidationError, APIStatusError
 
-__all__ = ["STATUS_TYPES", "ApiFailure", "describe_api_error", "malformed_response", "not_sent"]
+__all__ = ["STATUS_TYPES", "ApiFailure", "RefusedWhenCalled", "describe_api_error", "malformed_response", "not_sent"]
+
+
+class RefusedWhenCalled(Exception):
+    """Raised by a typedagent client wrapper whose wrapped client raised on being called (nothing was sent).
+
+    ``call_model`` re-raises ``error``, as it does for an exception raised by calling ``messages.create``
+    directly: a wrapper that calls the wrapped client only later, once awaited, keeps that rule.
+    """
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)

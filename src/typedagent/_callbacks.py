@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -49,6 +50,13 @@ class ExecutionState:
     """Tokens used so far."""
     elapsed_ms: float
     """Milliseconds since the execution started."""
+    key: str | None = None
+    """The key of the input this execution serves, when ``execute_many`` runs it (else None)."""
+
+
+EXECUTION_KEY: ContextVar[str | None] = ContextVar("typedagent_execution_key", default=None)
+"""The input key of the execution running in this context: ``execute_many`` sets it in each execution's task, and
+every ``ExecutionState`` snapshot reads it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -6,7 +6,8 @@ Three families, never mixed::
     ├── OutputRejected              signal raised by *your validators*; becomes model feedback,
     │                               never escapes an execution
     ├── ValueError
-    │   └── AgentDefinitionError    usage error at definition time (bad names, bad config)
+    │   ├── AgentDefinitionError    usage error at definition time (bad names, bad config)
+    │   └── JournalError            an ``execute_many`` journal file that cannot be used as it is
     └── AgentExecutionError         raised only by ``ExecuteFailure.unwrap()``; carries the AgentError
 
 Run failures themselves are *returned*, not raised: ``ExecuteFailure.error`` is an ``AgentError``
@@ -29,6 +30,7 @@ __all__ = [
     "CancelledContext",
     "ContextWindowContext",
     "ErrorContext",
+    "JournalError",
     "MaxIterationsContext",
     "OutputRejected",
     "Phase",
@@ -56,6 +58,10 @@ class OutputRejected(Exception):
 
 class AgentDefinitionError(ValueError):
     """An agent definition (or one of its parts) is invalid; the message says how to fix it."""
+
+
+class JournalError(ValueError):
+    """An ``execute_many`` journal file cannot be used as it is; the message says why and what to do."""
 
 
 class AgentErrorCode(StrEnum):

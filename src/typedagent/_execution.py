@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import _failures as failures
 from ._attempt import Attempt, AttemptEnd, Failed
-from ._callbacks import ExecuteCallbacks, ExecutionState, Hooks
+from ._callbacks import EXECUTION_KEY, ExecuteCallbacks, ExecutionState, Hooks
 from ._context import RunContext
 from ._conversation import Conversation
 from ._errors import AgentError, Phase
@@ -126,6 +126,7 @@ class Execution:
             iteration=self.attempt.iteration,
             tokens=self.tokens,
             elapsed_ms=(time.perf_counter() - self.started) * 1000,
+            key=EXECUTION_KEY.get(),
         )
 
     def success(self, output: Any) -> ExecuteSuccess[Any]:

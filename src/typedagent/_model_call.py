@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._api_errors import ApiFailure, describe_api_error, malformed_response
+from ._api_errors import ApiFailure, RefusedWhenCalled, describe_api_error, malformed_response
 from ._client import MessagesClient, configuration_failure, sends_through_the_sdk
 from ._limits import Guard, Interrupted
 from ._response import MalformedResponse, check_response, readable_usage
@@ -39,6 +39,10 @@ async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guar
         response = await guard.run(call)
     except Interrupted as interruption:
         return interruption
+    except RefusedWhenCalled as refused:
+        # typedagent's own client wrappers call the client they wrap later (after pacing, say): what that
+        # call raised is still a programming error, and still propagates.
+        raise refused.error from None
     except Exception as exc:
         scrub(exc, credentials(client))
         return describe_api_error(exc, sdk_client=sends_through_the_sdk(client))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .. import __version__
+from ._batch import add_batch_parser, batch_command
 from ._check import add_check_parser, check_command
 from ._demo import add_demo_parser, demo_command
 from ._load import UsageError
@@ -20,7 +21,7 @@ EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``typedagent`` argument parser with its three commands."""
+    """The ``typedagent`` argument parser with its commands."""
     parser = argparse.ArgumentParser(
         prog="typedagent",
         description="Run, check and demo typedagent agents. Data (JSON) goes to stdout, everything else to stderr.",
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"typedagent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_run_parser(commands)
+    add_batch_parser(commands)
     add_check_parser(commands)
     add_demo_parser(commands)
     return parser
@@ -61,6 +63,8 @@ def main(
             return run_command(args, out, err, inp)
         if args.command == "check":
             return check_command(args, out, err)
+        if args.command == "batch":
+            return batch_command(args, err)
         return demo_command(args, out, err)
     except UsageError as exc:
         err.write(f"typedagent {args.command}: error: {exc}\n")

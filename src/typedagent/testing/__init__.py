@@ -5,8 +5,9 @@
   ``ScriptStep``) and records every request; ``FunctionClient`` answers with a function of the request
   (a ``MessagesRequest``).
 - ``RecordingClient`` / ``ReplayClient`` save and replay real conversations as JSON cassettes.
-- ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection,
-  so the ``anthropic`` SDK's retries and timeouts run end to end.
+- ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection
+  and the API's rate limits (``ServerRateLimits``), so the ``anthropic`` SDK's retries and timeouts
+  run end to end.
 - ``conversation``, ``assert_valid_conversation`` and ``format_conversation`` inspect a run's
   conversation in assertions.
 """
@@ -45,6 +46,7 @@ from ._items import (
     usage,
 )
 from ._process import FakeAnthropicServerProcess
+from ._ratelimit import ServerRateLimits
 from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient
 from ._server import FakeAnthropicServer
 
@@ -68,6 +70,7 @@ __all__ = [
     "ScriptStep",
     "ScriptedClient",
     "ScriptedResponse",
+    "ServerRateLimits",
     "api_error",
     "assert_valid_conversation",
     "conversation",

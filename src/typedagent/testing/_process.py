@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._numbers import check_non_negative
 from ._items import ScriptItem, script_to_json
+from ._ratelimit import ServerRateLimits
 from ._server import sdk_client
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class FakeAnthropicServerProcess:
         host: Interface to bind.
         port: Port to bind; 0 picks a free one.
         python: The interpreter to run; default: this one.
+        rate_limits: The API's rate limits to enforce (see ``ServerRateLimits``).
     """
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
@@ -53,6 +55,7 @@ class FakeAnthropicServerProcess:
         host: str = "127.0.0.1",
         port: int = 0,
         python: str | None = None,
+        rate_limits: ServerRateLimits | None = None,
     ) -> None:
         self.script = list(script)
         self.per_conversation = per_conversation
@@ -60,6 +63,7 @@ class FakeAnthropicServerProcess:
         self.host = host
         self.port = port
         self.python = python or sys.executable
+        self.rate_limits = rate_limits
         self.process: subprocess.Popen[str] | None = None
         self.stderr = ""
         """What the process printed on stderr (its ``requests served`` line and problems), after ``stop()``."""
@@ -78,9 +82,13 @@ class FakeAnthropicServerProcess:
     @property
     def requests_served(self) -> int:
         """``POST /v1/messages`` requests the process has handled (asked over HTTP)."""
+        return int(self.stats()["requests_served"])
+
+    def stats(self) -> dict[str, Any]:
+        """The process's counters (asked over HTTP): ``requests_served``, ``rate_limited`` and ``problems``."""
         with urllib.request.urlopen(f"{self.base_url}/_fake/stats", timeout=10) as reply:
             stats: dict[str, Any] = json.load(reply)
-        return int(stats["requests_served"])
+        return stats
 
     def client(self, *, keep_alive: bool = False, **kwargs: Any) -> AsyncAnthropic:
         """An ``AsyncAnthropic`` pointed at this server, ``api_key="test"``; ``kwargs`` go to the client.
@@ -102,6 +110,16 @@ class FakeAnthropicServerProcess:
         command += ["--host", self.host, "--port", str(self.port), "--latency-ms", str(self.latency_ms)]
         if self.per_conversation:
             command.append("--per-conversation")
+        limits = self.rate_limits
+        if limits is not None:
+            for flag, value in (
+                ("--requests-per-minute", limits.requests_per_minute),
+                ("--input-tokens-per-minute", limits.input_tokens_per_minute),
+                ("--output-tokens-per-minute", limits.output_tokens_per_minute),
+            ):
+                if value is not None:
+                    command += [flag, str(value)]
+            command += ["--rate-limit-capacity-s", str(limits.capacity_s)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()

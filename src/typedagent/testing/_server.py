@@ -25,6 +25,7 @@ from ._items import (
     error_body,
     render_message,
 )
+from ._ratelimit import RateLimitBuckets, ServerRateLimits, output_tokens
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -112,6 +113,8 @@ class FakeAnthropicServer:
         port: Port to bind; 0 picks a free one.
         record_requests: Keep every request body and headers (turn off for long benchmarks).
         strict: Raise ``ScriptError`` on leaving the ``with`` block when a request was not answerable.
+        rate_limits: Enforce the API's rate limits (requests, input and output tokens per minute) with its
+            headers and 429s; see ``ServerRateLimits``.
     """
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
@@ -126,6 +129,7 @@ class FakeAnthropicServer:
         port: int = 0,
         record_requests: bool = True,
         strict: bool = True,
+        rate_limits: ServerRateLimits | None = None,
     ) -> None:
         self.script: list[ScriptItem] = list(script)
         self.per_conversation = per_conversation
@@ -140,6 +144,10 @@ class FakeAnthropicServer:
         """``POST /v1/messages`` requests handled, faults included."""
         self.problems: list[str] = []
         """Requests the script could not answer, with the reason."""
+        self.rate_limits = rate_limits
+        self.rate_limited = 0
+        """Requests refused with a 429 by ``rate_limits``."""
+        self._buckets = None if rate_limits is None else RateLimitBuckets(rate_limits)
         self._host = host
         self._port = port
         self._next = 0
@@ -307,7 +315,10 @@ class FakeAnthropicServer:
     async def _answer(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> _Reply:
         path = target.split("?", 1)[0]
         if method == "GET" and path == "/_fake/stats":
-            return _json_reply(200, {"requests_served": self.requests_served, "problems": self.problems})
+            stats: dict[str, Any] = {"requests_served": self.requests_served, "problems": self.problems}
+            if self.rate_limits is not None:
+                stats["rate_limited"] = self.rate_limited
+            return _json_reply(200, stats)
         if method != "POST" or path != "/v1/messages":
             message = f"{_SOURCE} serves POST /v1/messages only, not {method} {path}."
             return _json_reply(404, error_body("not_found_error", message))
@@ -323,6 +334,8 @@ class FakeAnthropicServer:
             self.request_headers.append(dict(headers))
         self.requests_served += 1
         call = self.requests_served
+        if self._buckets is not None:
+            return await self._answer_limited(self._buckets, params, headers, call)
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
         try:
@@ -333,6 +346,32 @@ class FakeAnthropicServer:
             self.problems.append(str(exc))
             headers = {"request-id": f"req_fake_{call:06d}", "x-should-retry": "false"}
             return _json_reply(400, error_body("invalid_request_error", str(exc)), headers)
+
+    async def _answer_limited(
+        self, buckets: RateLimitBuckets, params: dict[str, Any], headers: Mapping[str, str], call: int
+    ) -> _Reply:
+        """Admit the request at arrival, as the API does, then answer it (or refuse it with a 429) after the latency."""
+        request_id = f"req_fake_{call:06d}"
+        try:
+            if params.get("stream"):
+                raise ScriptError(f"{_SOURCE}: request {call} asks for streaming, which this server does not do.")
+            item = self._pick(params, headers, call)
+        except ScriptError as exc:
+            self.problems.append(str(exc))
+            return _json_reply(400, error_body("invalid_request_error", str(exc)), {"request-id": request_id})
+        admission = buckets.admit(params, item)
+        if admission.rejected is not None:
+            if not self.per_conversation:
+                self._next -= 1  # a refused request is not served: its item waits for the retry
+            self.rate_limited += 1
+        if self.latency_ms:
+            await asyncio.sleep(self.latency_ms / 1000)
+        if admission.rejected is not None:
+            return _json_reply(429, admission.rejected, {"request-id": request_id, **admission.headers})
+        reply = await self._render(item, params, call)
+        buckets.settle(admission, output_tokens(item) if reply.status == 200 else 0)
+        reply.headers.update(admission.headers)
+        return reply
 
     def _pick(self, params: Mapping[str, Any], headers: Mapping[str, str], call: int) -> ScriptItem:
         if not self.per_conversation:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._items import script_from_json
+from ._ratelimit import ServerRateLimits
 from ._server import FakeAnthropicServer
 
 __all__ = ["main"]
@@ -39,7 +40,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--per-conversation", action="store_true", help="replay the script independently for every conversation"
     )
+    limits = parser.add_argument_group("rate limits (token buckets with the API's headers and 429s)")
+    limits.add_argument("--requests-per-minute", type=int, metavar="N")
+    limits.add_argument("--input-tokens-per-minute", type=int, metavar="N")
+    limits.add_argument("--output-tokens-per-minute", type=int, metavar="N")
+    limits.add_argument("--rate-limit-capacity-s", type=float, default=60.0, metavar="S", help="burst (default 60)")
     args = parser.parse_args(argv)
+    rate_limits = None
+    if args.requests_per_minute or args.input_tokens_per_minute or args.output_tokens_per_minute:
+        rate_limits = ServerRateLimits(
+            requests_per_minute=args.requests_per_minute,
+            input_tokens_per_minute=args.input_tokens_per_minute,
+            output_tokens_per_minute=args.output_tokens_per_minute,
+            capacity_s=args.rate_limit_capacity_s,
+        )
     try:
         script = script_from_json(json.loads(args.script.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -52,9 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         record_requests=False,
         strict=False,
+        rate_limits=rate_limits,
     )
     asyncio.run(server.serve(on_ready=lambda url: print(url, flush=True), handle_signals=True))
     print(f"requests served: {server.requests_served}", file=sys.stderr)
+    if rate_limits is not None:
+        print(f"rate limited (429): {server.rate_limited}", file=sys.stderr)
     for problem in server.problems:
         print(f"problem: {problem}", file=sys.stderr)
     return 0

@@ -1,0 +1,238 @@
+"""The rate limiter of ``execute_many``: paced by the API's headers, 429s waited out, concurrency adapted."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import anthropic  # noqa: F401 - importing the SDK takes seconds: never inside a timed section below
+import pytest
+from support import GOOD, Triage, triage_agent
+
+from typedagent import (
+    AgentDefinitionError,
+    AgentErrorCode,
+    ApiErrorContext,
+    ManyResult,
+    RateLimits,
+    execute_agent,
+    execute_many,
+)
+from typedagent._ratelimit import retry_after_s
+from typedagent.testing import (
+    FakeAnthropicServer,
+    FunctionClient,
+    ScriptedClient,
+    ServerRateLimits,
+    api_error,
+    output_call,
+    response,
+    tool_call,
+    usage,
+)
+
+
+async def run_all(*args: Any, **kwargs: Any) -> list[ManyResult[Triage]]:
+    return [result async for result in execute_many(*args, **kwargs)]
+
+
+async def test_rate_limiter_paces_to_the_request_limit() -> None:
+    """Learning the limit from the headers, the limiter spreads calls out instead of drawing 429s."""
+    limits = ServerRateLimits(requests_per_minute=1_200, capacity_s=0.5)  # 20 per second, bursts of 10
+    server = FakeAnthropicServer([output_call(GOOD)], per_conversation=True, rate_limits=limits)
+    async with server, server.client(max_retries=0) as client:
+        started = time.monotonic()
+        results = await run_all(triage_agent(), [f"t{i}" for i in range(40)], client=client, concurrency=40)
+        wall = time.monotonic() - started
+    assert all(result.result.ok for result in results)
+    assert server.rate_limited <= 1  # pacing, not luck: the same burst unpaced draws about 30 429s
+    assert wall >= (40 - 10) / 20 * 0.9  # never faster than the limit allows
+
+
+async def test_rate_limiter_paces_to_token_limits() -> None:
+    """Input tokens (the average per call, learned from usage) and max_tokens are paced like requests."""
+    limits = ServerRateLimits(input_tokens_per_minute=60_000, output_tokens_per_minute=600_000, capacity_s=1)
+    script = [response(tool_call("final_output", GOOD.model_dump()), usage=usage(200, 20))]
+    server = FakeAnthropicServer(script, per_conversation=True, rate_limits=limits)
+    async with server, server.client(max_retries=0) as client:
+        started = time.monotonic()
+        results = await run_all(triage_agent(), [f"t{i}" for i in range(30)], client=client, concurrency=30)
+        wall = time.monotonic() - started
+    # 1,000 input tokens per second in bursts of 1,000: 30 calls of 200 need 5 s at least, minus the burst.
+    assert all(result.result.ok for result in results)
+    assert server.rate_limited <= 2
+    assert wall >= (30 * 200 - 1_000) / 1_000 * 0.9
+
+
+async def test_rate_limiter_waits_out_a_429_without_failing_the_execution() -> None:
+    """A 429 is waited out as retry-after says and sent again, without spending the SDK's max_retries."""
+    script = [api_error(429, retry_after=0.2), output_call(GOOD)]
+    async with FakeAnthropicServer(script) as server, server.client(max_retries=0) as client:
+        [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert result.result.unwrap() == GOOD
+    assert server.requests_served == 2
+    async with FakeAnthropicServer(script) as server, server.client(max_retries=0) as client:
+        alone = await execute_agent(triage_agent(), "a", client=client)
+    assert not alone.ok
+    assert isinstance(alone.error.context, ApiErrorContext)
+    assert alone.error.context.error_type == "rate_limit_error"
+
+
+async def test_rate_limiter_waits_out_a_429_from_a_client_without_middleware() -> None:
+    """Clients that are not SDK clients raise their 429: it is waited out the same way."""
+    client = ScriptedClient([api_error(429, retry_after=0.1), api_error(429, retry_after=0.1), output_call(GOOD)])
+    started = time.monotonic()
+    [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert result.result.unwrap() == GOOD
+    assert time.monotonic() - started >= 0.2
+    assert len(client.requests) == 3
+
+
+async def test_rate_limiter_gives_up_after_max_wait() -> None:
+    """Past ``max_wait_s`` the 429 goes to the client's own retries and then fails the execution."""
+    client = ScriptedClient([api_error(429, retry_after=0.05)] * 3)
+    [result] = await run_all(triage_agent(), ["a"], client=client, rate_limits=RateLimits(max_wait_s=0.1))
+    assert not result.result.ok
+    assert result.result.error.code == AgentErrorCode.API_ERROR
+    assert len(client.requests) == 3
+
+
+async def test_rate_limiter_other_errors_pass_through() -> None:
+    """Errors other than 429 are the execution's own: the limiter lets them through unchanged."""
+    client = ScriptedClient([api_error(500, "boom")])
+    [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert not result.result.ok
+    assert isinstance(result.result.error.context, ApiErrorContext)
+    assert result.result.error.context.status_code == 500
+
+
+async def test_rate_limiter_halves_concurrency_on_429s() -> None:
+    """A backend that refuses more than 2 calls at once: the limiter backs off to what it accepts."""
+    in_flight = 0
+    refused = 0
+
+    async def narrow(request: dict[str, Any]) -> Any:
+        nonlocal in_flight, refused
+        if in_flight >= 2:
+            refused += 1
+            return api_error(429, retry_after=0.01)
+        in_flight += 1
+        try:
+            await asyncio.sleep(0.02)
+        finally:
+            in_flight -= 1
+        return output_call(GOOD)
+
+    results = await run_all(triage_agent(), [f"t{i}" for i in range(60)], client=FunctionClient(narrow), concurrency=32)
+    assert all(result.result.ok for result in results)
+    assert refused < 60  # unpaced, each of the 60 would be refused again and again
+    unpaced = await run_all(
+        triage_agent(), [f"t{i}" for i in range(10)], client=FunctionClient(narrow), concurrency=10, rate_limits=None
+    )
+    assert sum(not result.result.ok for result in unpaced) >= 7
+
+
+async def test_rate_limiter_is_shared_by_runs_on_one_client() -> None:
+    """Two runs on one client share its limiter: together they still stay under the limit."""
+    limits = ServerRateLimits(requests_per_minute=1_200, capacity_s=0.5)
+    server = FakeAnthropicServer([output_call(GOOD)], per_conversation=True, rate_limits=limits)
+    async with server, server.client(max_retries=0) as client:
+        both = await asyncio.gather(
+            run_all(triage_agent(), [f"a{i}" for i in range(20)], client=client, concurrency=20),
+            run_all(triage_agent(), [f"b{i}" for i in range(20)], client=client, concurrency=20),
+        )
+    assert all(result.result.ok for run in both for result in run)
+    assert server.rate_limited <= 1
+
+
+async def test_rate_limiter_configured_limits_pace_a_client_without_headers() -> None:
+    """``RateLimits(requests_per_minute=...)`` paces clients whose responses carry no headers."""
+    client = ScriptedClient([output_call(GOOD)] * 8)
+    started = time.monotonic()
+    config = RateLimits(requests_per_minute=600)  # 10 per second, a minute's burst: 8 calls go at once
+    results = await run_all(triage_agent(), [f"t{i}" for i in range(8)], client=client, rate_limits=config)
+    assert len(results) == 8
+    assert time.monotonic() - started < 1
+    slow = ScriptedClient([output_call(GOOD)] * 3)
+    started = time.monotonic()
+    tight = RateLimits(requests_per_minute=1)  # one call, then one a minute: the third cannot start soon
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(run_all(triage_agent(), ["a", "b", "c"], client=slow, rate_limits=tight), 0.5)
+    assert len(slow.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("requests_per_minute", 0), ("output_tokens_per_minute", 2.5), ("max_wait_s", 0), ("max_wait_s", True)],
+)
+def test_rate_limits_reject_bad_settings(field: str, value: object) -> None:
+    """Limits are whole numbers >= 1; the longest wait a positive number of seconds."""
+    with pytest.raises(AgentDefinitionError, match=f"RateLimits.{field}"):
+        RateLimits(**{field: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after": "0.5"}, 0.5),
+        ({"retry-after": "soon"}, 1.0),
+        ({"retry-after": "-4"}, 1.0),
+        ({"retry-after": "inf"}, 1.0),
+        ({}, 1.0),
+    ],
+)
+def test_rate_limiter_reads_retry_after(headers: dict[str, str], seconds: float) -> None:
+    """retry-after-ms, retry-after in seconds; anything unreadable waits 1 s."""
+    assert retry_after_s(headers) == seconds
+
+
+def test_rate_limiter_reads_retry_after_dates() -> None:
+    """retry-after may also be an HTTP date."""
+    from email.utils import formatdate
+
+    wait = retry_after_s({"retry-after": formatdate(time.time() + 30, usegmt=True)})
+    assert 28 <= wait <= 31
+
+
+class Unhashable(ScriptedClient):
+    """A client that cannot be a dictionary key (it defines ``__eq__`` without ``__hash__``)."""
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+async def test_rate_limiter_for_clients_that_cannot_be_registered() -> None:
+    """A client that cannot be registered gets a limiter of its own for the run."""
+    client = Unhashable([api_error(429, retry_after=0.01), output_call(GOOD)])
+    [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert result.result.unwrap() == GOOD
+    assert len(client.requests) == 2
+
+
+class OddMiddleware(ScriptedClient):
+    """SDK-like, but its ``with_middleware`` does not take ours."""
+
+    def with_middleware(self, *middleware: object) -> ScriptedClient:
+        raise TypeError("this client's middleware is different")
+
+
+async def test_rate_limiter_paces_around_a_client_whose_middleware_differs() -> None:
+    """If a client's ``with_middleware`` refuses the limiter, calls are paced around ``messages.create``."""
+    client = OddMiddleware([api_error(429, retry_after=0.01), output_call(GOOD)])
+    [result] = await run_all(triage_agent(), ["a"], client=client)
+    assert result.result.unwrap() == GOOD
+    assert len(client.requests) == 2
+
+
+async def test_rate_limiter_without_headers_paces_around_the_sdk_client() -> None:
+    """Responses without rate-limit headers: later calls skip the middleware, and a 429 is still waited out."""
+    script = [output_call(GOOD), api_error(429, retry_after=0.05), output_call(GOOD)]
+    async with FakeAnthropicServer(script) as server, server.client(max_retries=0) as client:
+        results = await run_all(triage_agent(), ["a", "b"], client=client, concurrency=1)
+    assert [result.result.unwrap() for result in results] == [GOOD, GOOD]
+    assert server.requests_served == 3
