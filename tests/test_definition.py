@@ -8,7 +8,7 @@ import operator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, TypeAdapter
 from support import GOOD, Triage, reflecting, results_of, run, triage_agent
 
 from typedagent import (
@@ -122,9 +122,6 @@ def test_definition_no_submit_without_reflection() -> None:
     assert [p["name"] for p in agent.tool_params()] == ["submit", "final_output"]
 
 
-class NotAnObject(RootModel[list[int]]):
-    """A model whose schema is an array."""
-
 
 @pytest.mark.parametrize(
     ("make", "message"),
@@ -138,8 +135,9 @@ class NotAnObject(RootModel[list[int]]):
         (lambda: tool(lambda: 1, name="bad name!"), "'bad name!' is not a valid tool name"),
         (lambda: tool(lambda: 1, name="x" * 65), "is not a valid tool name"),
         (lambda: OutputTool(Triage, name="has space"), "'has space' is not a valid tool name"),
-        (lambda: OutputTool(NotAnObject), "must produce a JSON object schema"),
-        (lambda: OutputTool(dict), "needs a pydantic model class"),  # type: ignore[type-var]
+        (lambda: OutputTool(Opaque), "Opaque cannot produce a JSON schema"),
+        (lambda: OutputTool("Triage"), "needs the output type itself"),
+        (lambda: OutputTool(TypeAdapter(int)), "needs the output type itself"),
         (lambda: ValidationConfig(max_attempts=0), "max_attempts must be an int >= 1"),
         (lambda: ValidationConfig(max_iterations_per_attempt=0), "max_iterations_per_attempt must be an int >= 1"),
         (lambda: ValidationConfig(max_attempts="3"), "max_attempts must be an int >= 1"),  # type: ignore[arg-type]

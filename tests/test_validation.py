@@ -346,7 +346,7 @@ class Unrepresentable:
     ],
 )
 async def test_validation_validator_returning_a_value_is_validator_error(returned: object, shown: str) -> None:
-    """A validator must reject by raising: one that returns a value (even False) fails with VALIDATOR_ERROR."""
+    """A validator that returns a value not of the output type (even False) fails with VALIDATOR_ERROR."""
 
     def check(out: Triage) -> object:
         return returned
@@ -355,8 +355,9 @@ async def test_validation_validator_returning_a_value_is_validator_error(returne
     result = await run(triage_agent(validators=[check]), client)
     assert not result.ok
     assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
-    assert f"returned {shown} instead of None" in result.error.message
+    assert f"returned {shown}, which is not a value of the output type Triage" in result.error.message
     assert "reject an output by raising OutputRejected" in result.error.message
+    assert "replace it by returning a value of the output type" in result.error.message
     assert result.error.context == ValidatorErrorContext(
         validator="test_validation_validator_returning_a_value_is_validator_error.<locals>.check",
         error_type="TypeError",

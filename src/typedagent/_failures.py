@@ -183,8 +183,9 @@ def validator_crash(where: Where, crash: ValidatorCrash) -> AgentError:
         AgentErrorCode.VALIDATOR_ERROR,
         sentences(
             f"Validator {crash.validator!r} {crash.what_happened()}",
-            "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
-            "anything else is a bug in the validator. Fix it and run again.",
+            "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError), keep "
+            "it by returning None, or replace it by returning a value of the output type; anything else is a bug "
+            "in the validator. Fix it and run again.",
         ),
         ValidatorErrorContext(validator=crash.validator, error_type=type(crash.error).__name__, attempt=where.attempt),
         cause=crash.error,

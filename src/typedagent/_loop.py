@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
-import pydantic
 from typing_extensions import TypeVar
 
 from . import _failures as failures
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["execute_agent"]
 
-OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
+OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT")
 
 

@@ -110,7 +110,7 @@ async def _handle_outputs(execution: Execution, replies: list[Reply]) -> Attempt
             parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw, execution.warn))
             if parsed.crash is not None:
                 return _validator_crash(execution, replies, reply, parsed.crash)
-            if parsed.output is None:
+            if not parsed.valid:
                 attempt.schema_problems = parsed.problems
             else:
                 attempt.candidate, attempt.schema_problems = raw, ()
@@ -142,7 +142,7 @@ async def _judge(execution: Execution, replies: list[Reply], judged: Reply, cand
     )
     if verdict.crash is not None:
         return _validator_crash(execution, replies, judged, verdict.crash)
-    if verdict.output is None:
+    if not verdict.valid:
         return Rejected(AgentErrorCode.VALIDATION_FAILED, verdict.problems)
     return Accepted(verdict.output)
 
