@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from ._callbacks import ExecuteCallbacks
 from ._definition import AgentDefinition
 from ._limits import ExecutionLimits
+from ._pricing import price_for
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
@@ -53,6 +54,12 @@ def check_arguments(
         )
     if limits is not None and not isinstance(limits, ExecutionLimits):
         raise TypeError(f"limits must be an ExecutionLimits, got {type(limits).__name__}.")
+    if limits is not None and limits.max_cost_usd is not None and price_for(agent.model) is None:
+        raise ValueError(
+            f"ExecutionLimits.max_cost_usd needs the price of model {agent.model!r}, which typedagent does not know: "
+            f"call typedagent.register_price({agent.model!r}, ModelPrice(input=..., output=..., cache_write=..., "
+            "cache_read=...)) first, or drop max_cost_usd."
+        )
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
     if history is not None:

@@ -25,7 +25,7 @@ from ._errors import AgentErrorCode
 from ._execution import Execution
 from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted
 from ._model_call import call_model
-from ._request import build_messages, build_system_prompt, request_params
+from ._request import build_messages, build_system_prompt, last_iteration_params, request_params
 from ._results import ExecuteResult, TokenUsage
 from ._stop_reasons import step_for
 from ._tool_batch import answer_unrun, run_tool_batch
@@ -78,7 +78,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         if stop is not None:
             return stop
         execution.start_iteration()
-        response = await call_model(execution.client, params, execution.guard)
+        response = await call_model(execution.client, _params_now(execution, params, limit), execution.guard)
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):
@@ -87,6 +87,16 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         end = await _handle_response(execution, response)
         if end is not None:
             return end
+
+
+def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dict[str, Any]:
+    """This iteration's request: the execution's, or on the attempt's last iteration one that forces the output."""
+    attempt = execution.attempt
+    if attempt.iteration < limit or not execution.agent.validation.force_output_on_last_iteration:
+        return params
+    forced = last_iteration_params(execution.agent, params, execution.conversation, attempt.candidate is not None)
+    attempt.output_forced = forced is not None
+    return params if forced is None else forced
 
 
 async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | None:
@@ -182,7 +192,8 @@ async def execute_agent(
 
     Raises:
         TypeError: wrong argument types (a programming error), before anything is sent.
-        ValueError: ``message_history`` ends with a ``tool_use`` that has no ``tool_result``.
+        ValueError: ``message_history`` ends with a ``tool_use`` that has no ``tool_result``, or
+            ``limits.max_cost_usd`` is set for a model typedagent has no price for.
     """
     check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
     limits = limits if limits is not None else ExecutionLimits()
