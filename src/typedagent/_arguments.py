@@ -16,7 +16,7 @@ from ._pricing import price_for
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
-__all__ = ["MISSING", "check_arguments"]
+__all__ = ["MISSING", "check_arguments", "check_client"]
 
 
 class _Missing:
@@ -65,7 +65,7 @@ def check_arguments(
     if history is not None:
         _check_history(history, prompt)
     if client is not None:
-        _check_client(client)
+        check_client(client)
     if abort_event is not None and not _is_event(abort_event):
         raise TypeError(
             f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "
@@ -78,7 +78,8 @@ def _is_event(value: object) -> bool:
     return isinstance(value, threading.Event | asyncio.Event) or callable(getattr(value, "is_set", None))
 
 
-def _check_client(client: object) -> None:
+def check_client(client: object) -> None:
+    """Raise ``TypeError`` when ``client`` cannot be a client: a class, a sync SDK client, no ``messages.create``."""
     if isinstance(client, type):
         raise TypeError(f"client is the class {client.__name__}: pass an instance, e.g. client={client.__name__}(...).")
     messages = getattr(client, "messages", None)

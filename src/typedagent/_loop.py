@@ -18,7 +18,7 @@ from ._api_errors import ApiFailure
 from ._arguments import MISSING, check_arguments
 from ._attempt import Accepted, AttemptEnd, Failed, Rejected
 from ._callbacks import AttemptStart, ExecuteCallbacks, ModelResponse, ValidationFailure
-from ._client import MessagesClient, close_client, default_client
+from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._conversation import Conversation
 from ._definition import AgentDefinition
 from ._errors import AgentErrorCode
@@ -179,7 +179,8 @@ async def execute_agent(
         prompt: The user's input: a string or a list of content blocks (text, images, documents).
         deps: Run-time dependencies for tools, validators and instructions (required when the agent
             declares ``deps_type``).
-        client: Anything with an async ``messages.create``; default ``AsyncAnthropic()``.
+        client: Anything with an async ``messages.create``; default: the client of an enclosing
+            ``typedagent.testing.use_client(...)``, else ``AsyncAnthropic()``.
         abort_event: A ``threading.Event`` or ``asyncio.Event``; setting it cancels the execution,
             interrupting an API call or tool in flight within 100 ms.
         callbacks: Observability hooks.
@@ -198,7 +199,8 @@ async def execute_agent(
     check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
     limits = limits if limits is not None else ExecutionLimits()
     # Built (and the SDK imported) before the guard starts the deadline's clock: it measures the run.
-    chosen = client if client is not None else default_client()
+    given = client if client is not None else CLIENT_IN_CONTEXT.get()
+    chosen = given if given is not None else default_client()
     execution = Execution(
         agent=agent,
         client=chosen,
@@ -208,7 +210,7 @@ async def execute_agent(
         conversation=Conversation(cast("list[dict[str, Any]]", build_messages(prompt, message_history))),
         callbacks=callbacks,
     )
-    if client is not None:
+    if given is not None:
         return await _run(execution)
     try:
         return await _run(execution)

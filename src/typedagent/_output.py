@@ -67,6 +67,8 @@ class OutputTool(Generic[OutputT]):
     strict: bool = False
     _adapter: pydantic.TypeAdapter[OutputT] = field(init=False, repr=False, compare=False)
     _wrapper: type[pydantic.BaseModel] | None = field(init=False, repr=False, compare=False)
+    _input_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
+    """The tool input's JSON schema with every constraint (``strict`` tools send a transformed one)."""
     _param: ToolParam = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -96,6 +98,7 @@ class OutputTool(Generic[OutputT]):
             param["strict"] = True
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "_wrapper", wrapper)
+        object.__setattr__(self, "_input_schema", copy.deepcopy(schema))
         object.__setattr__(self, "_param", cast("ToolParam", param))
 
     def _adapt(self) -> tuple[pydantic.TypeAdapter[OutputT], dict[str, Any]]:

@@ -9,6 +9,9 @@
   so the ``anthropic`` SDK's retries and timeouts run end to end.
 - ``conversation``, ``assert_valid_conversation`` and ``format_conversation`` inspect a run's
   conversation in assertions.
+- ``SchemaClient`` plays the model for any agent with no script (made-up, schema-valid calls);
+  ``use_client`` makes a client the default of every execution in a block; ``outputs(agent)`` is a
+  hypothesis strategy of the agent's valid outputs.
 """
 
 from ._cassette import CassetteError, RecordingClient, ReplayClient, redact
@@ -45,8 +48,10 @@ from ._items import (
     usage,
 )
 from ._process import FakeAnthropicServerProcess
+from ._schema_client import SchemaClient, use_client
 from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient
 from ._server import FakeAnthropicServer
+from ._strategies import outputs
 
 __all__ = [
     "ApiErrorSpec",
@@ -63,6 +68,7 @@ __all__ = [
     "MessagesRequest",
     "RecordingClient",
     "ReplayClient",
+    "SchemaClient",
     "ScriptError",
     "ScriptItem",
     "ScriptStep",
@@ -77,6 +83,7 @@ __all__ = [
     "format_conversation",
     "malformed_body",
     "output_call",
+    "outputs",
     "redact",
     "redacted_thinking",
     "response",
@@ -87,4 +94,5 @@ __all__ = [
     "thinking",
     "tool_call",
     "usage",
+    "use_client",
 ]
