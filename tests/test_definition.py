@@ -122,7 +122,6 @@ def test_definition_no_submit_without_reflection() -> None:
     assert [p["name"] for p in agent.tool_params()] == ["submit", "final_output"]
 
 
-
 @pytest.mark.parametrize(
     ("make", "message"),
     [

@@ -177,12 +177,18 @@ class OutputTool(Generic[OutputT]):
         return {WRAPPER_KEY: value} if self._wrapper is not None else dict(value)
 
     def checked(self, value: object) -> OutputT:
-        """``value`` if it is a value of the output type (pydantic in strict mode, no coercion).
+        """``value`` as a value of the output type, if it is one: what a validator may return to replace the output.
+
+        Checked by pydantic in strict mode, and the result must equal ``value``: a dict is not a model, ``"3"``
+        is not an ``int``, a list of dicts is not a ``list[Item]``.
 
         Raises:
-            pydantic.ValidationError: it is not.
+            ValueError: it is not (``pydantic.ValidationError`` is one).
         """
-        return self._adapter.validate_python(value, strict=True)
+        checked = self._adapter.validate_python(value, strict=True)
+        if checked != value:
+            raise ValueError(f"{type(value).__name__} is not {self.type_name}")
+        return checked
 
 
 def type_name(form: object) -> str:
