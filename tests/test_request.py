@@ -1,4 +1,4 @@
-"""The request of each iteration: forcing the output on an attempt's last iteration (``force_output_on_last_iteration``)."""
+"""Each iteration's request: forcing the output on an attempt's last iteration (``force_output_on_last_iteration``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def forcing(max_iterations: int = 2, max_attempts: int = 1) -> ValidationConfig:
 
 
 async def test_force_output_names_the_output_tool_on_the_last_iteration() -> None:
-    """The last iteration's request forces the output tool with tool_choice; the others and the tools stay as they are."""
+    """The last iteration forces the output tool with tool_choice; the other requests and the tools stay as they are."""
     client = ScriptedClient([tool_call("lookup", {"query": "vpn"}), output_call(GOOD)])
     result = await run(triage_agent(helpers=[lookup], validation=forcing()), client)
     assert result.ok is True

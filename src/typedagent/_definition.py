@@ -113,7 +113,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         """A copy of this agent with some options replaced, checked as ``define_agent`` checks a new one.
 
         An option left out (or ``None``) keeps this agent's value; ``model_settings`` replaces the settings
-        as a whole (``{**agent.model_settings, "temperature": 0}`` adds one). The output tool, helpers,
+        as a whole (``{**agent.model_settings, "stop_sequences": ["END"]}`` adds one). The output tool, helpers,
         validators and deps type stay, so the copy has this agent's type.
 
         Raises:
