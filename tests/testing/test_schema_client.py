@@ -24,9 +24,9 @@ from typedagent import (
 )
 from typedagent._client import CLIENT_IN_CONTEXT
 from typedagent.testing import (
+    SchemaClient,
     ScriptedClient,
     ScriptError,
-    SchemaClient,
     assert_valid_conversation,
     output_call,
     use_client,
@@ -138,7 +138,9 @@ async def test_schema_client_is_deterministic_for_a_seed() -> None:
         execute_agent(agent, "go", client=SchemaClient(seed=1)), execute_agent(agent, "go", client=SchemaClient(seed=1))
     )
     shared = SchemaClient(seed=1)
-    three, four = await asyncio.gather(execute_agent(agent, "go", client=shared), execute_agent(agent, "go", client=shared))
+    three, four = await asyncio.gather(
+        execute_agent(agent, "go", client=shared), execute_agent(agent, "go", client=shared)
+    )
     other = await execute_agent(agent, "go", client=SchemaClient(seed=2))
     outputs = [result.unwrap() for result in (one, two, three, four)]
     assert outputs == [outputs[0]] * 4
@@ -251,7 +253,7 @@ def test_use_client_reaches_execute_agent_sync_and_copied_contexts_only() -> Non
 
 def test_use_client_rejects_what_cannot_be_a_client() -> None:
     """A value without an async messages.create is a TypeError at once, not a failure later."""
-    with pytest.raises(TypeError, match="client must have an async messages.create"), use_client(object()):  # type: ignore[type-var]
+    with pytest.raises(TypeError, match=r"client must have an async messages\.create"), use_client(object()):  # type: ignore[type-var]
         pass
     assert CLIENT_IN_CONTEXT.get() is None
 
