@@ -90,6 +90,6 @@ def test_outputs_of_a_literal(level: str) -> None:
 
 def test_outputs_without_hypothesis_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without hypothesis installed, ``outputs()`` raises an ImportError naming the ``testing`` extra."""
-    monkeypatch.setitem(sys.modules, "hypothesis.strategies", None)
+    monkeypatch.setitem(sys.modules, "hypothesis", None)
     with pytest.raises(ImportError, match=r"pip install 'typedagent\[testing\]'"):
         outputs(agent)

@@ -329,14 +329,12 @@ class _Regex:
                 raise SchemaValueError("a negated character class excludes every character typedagent generates")
             return allowed[self.chooser.index(len(allowed))]
         op, arg = options[self.chooser.index(len(options))]
-        kind = str(op)
-        if kind == "LITERAL":
-            return chr(arg)
+        kind = str(op)  # a class holds literals, ranges and categories, or is negated (above)
         if kind == "RANGE":
             return chr(self.chooser.integer(arg[0], arg[1]))
         if kind == "CATEGORY":
             return _CATEGORIES[str(arg)][self.chooser.index(len(_CATEGORIES[str(arg)]))]
-        raise SchemaValueError(f"a character class using {kind} cannot be generated")
+        return chr(arg)
 
 
 _CATEGORIES: Final = {

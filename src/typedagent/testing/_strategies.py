@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +39,7 @@ def outputs(agent: AgentDefinition[OutputT, Any] | OutputTool[OutputT]) -> Searc
         ImportError: hypothesis is not installed.
     """
     try:
-        strategies: Any = importlib.import_module("hypothesis.strategies")
-        hypothesis: Any = importlib.import_module("hypothesis")
+        from hypothesis import reject, strategies
     except ImportError as exc:
         raise ImportError(
             "typedagent.testing.outputs() needs hypothesis: install it with `pip install 'typedagent[testing]'` "
@@ -55,11 +53,9 @@ def outputs(agent: AgentDefinition[OutputT, Any] | OutputTool[OutputT]) -> Searc
         try:
             return output.parse(raw)
         except pydantic.ValidationError:
-            hypothesis.reject()  # a check only pydantic sees (a model_validator) refused it: draw another
-            raise  # not reached: reject() raises
+            reject()  # a check only pydantic sees (a model_validator) refused it: draw another
 
-    strategy: SearchStrategy[OutputT] = strategies.composite(build)()
-    return strategy
+    return strategies.composite(build)()
 
 
 @dataclass(slots=True)
