@@ -209,6 +209,11 @@ def test_run_max_attempts_keeps_the_rest_and_prints_any_output_type(
         (2, 4, True)
     ]
     assert json.loads(cli.out.getvalue()) == [{"name": "bolt"}, {"name": "nut"}]
+    assert "✓ valid list[Item]" in cli.err.getvalue()
+    events = Streams()
+    assert events("run", f"{path}:agent", "hi", "--scripted", "--json-events") == 0
+    end = json.loads(events.err.getvalue().splitlines()[-1])
+    assert (end["event"], end["output"]) == ("end", [{"name": "bolt"}, {"name": "nut"}])
 
 
 def test_run_max_attempts_and_assertion_errors(cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

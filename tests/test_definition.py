@@ -135,8 +135,9 @@ def test_definition_no_submit_without_reflection() -> None:
         (lambda: tool(lambda: 1, name="x" * 65), "is not a valid tool name"),
         (lambda: OutputTool(Triage, name="has space"), "'has space' is not a valid tool name"),
         (lambda: OutputTool(Opaque), "Opaque cannot produce a JSON schema"),
+        (lambda: OutputTool(Triage, reflection_handler=42), "reflection_handler must be callable"),  # type: ignore[arg-type]
         (lambda: OutputTool("Triage"), "needs the output type itself"),
-        (lambda: OutputTool(TypeAdapter(int)), "needs the output type itself"),
+        (lambda: OutputTool(TypeAdapter(int)), "needs the output type itself"),  # type: ignore[arg-type]
         (lambda: ValidationConfig(max_attempts=0), "max_attempts must be an int >= 1"),
         (lambda: ValidationConfig(max_iterations_per_attempt=0), "max_iterations_per_attempt must be an int >= 1"),
         (lambda: ValidationConfig(max_attempts="3"), "max_attempts must be an int >= 1"),  # type: ignore[arg-type]

@@ -564,3 +564,11 @@ async def test_validation_repair_of_another_type_is_validator_error() -> None:
     assert "returned {'severity': 2, 'summary': 'VPN drops hourly'}, which is not a value of the output type" in (
         result.error.message
     )
+
+
+async def test_validation_builtin_without_a_signature_is_called_with_the_output() -> None:
+    """A builtin validator whose signature cannot be read is called as (output); its failure is VALIDATOR_ERROR."""
+    result = await run(triage_agent(validators=[next]), ScriptedClient([output_call(GOOD)]))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert result.error.context == ValidatorErrorContext(validator="next", error_type="TypeError", attempt=1)
