@@ -542,6 +542,10 @@ async def test_tool_call_limit_refuses_a_response_that_would_pass_it() -> None:
     )
     assert ran == ["a"]
     assert result.metadata.tool_calls == 1
+    assert result.error.message == (
+        "The model asked for 2 helper call(s) with 1 of ExecutionLimits.max_tool_calls=2 already used; none of "
+        "them ran. Raise max_tool_calls, or say in the instructions how many lookups the task needs."
+    )
     assert [content for _, content, _ in results_of(result.metadata.messages[-1])] == [
         "Error: not run: the execution stopped before this tool ran."
     ] * 3
@@ -596,6 +600,7 @@ async def test_cost_limit_checked_before_each_call() -> None:
     )
     assert len(client.requests) == 2
     assert result.metadata.cost_usd == pytest.approx(0.9)
+    assert result.error.message.startswith("The estimated cost reached the limit of $0.5 ($0.9000 spent). Raise")
 
 
 async def test_cost_limit_with_a_registered_price(monkeypatch: pytest.MonkeyPatch) -> None:
