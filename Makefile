@@ -45,6 +45,7 @@ typecheck: $(STAMP)
 
 # coverage starts before pytest so the typedagent pytest plugin (loaded at start-up) is measured too.
 pytest: $(STAMP)
+	$(BIN)/coverage erase
 	$(BIN)/coverage run -m pytest -q
 	$(BIN)/coverage report --fail-under=95
 

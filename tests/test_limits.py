@@ -625,3 +625,34 @@ async def test_limits_keep_the_validation_config_limits() -> None:
     result = await run(agent, client, limits=limits)
     assert result.ok is True
     assert (result.metadata.iterations, result.metadata.tool_calls) == (3, 1)
+
+
+@pytest.mark.parametrize("kind", ["slotted", "unhashable"])
+async def test_abort_event_like_objects_that_cannot_be_weak_keys_are_polled(kind: str) -> None:
+    """Any object with is_set() is a valid abort event, even one that is not hashable or weakly referable."""
+
+    class Slotted:
+        __slots__ = ("flag",)
+
+        def __init__(self) -> None:
+            self.flag = False
+
+        def is_set(self) -> bool:
+            return self.flag
+
+    class Unhashable(Slotted):
+        __slots__ = ()
+        __hash__ = None  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]
+
+    stop = Slotted() if kind == "slotted" else Unhashable()
+
+    async def abort_soon() -> None:
+        await asyncio.sleep(0.05)
+        stop.flag = True
+
+    aborting = asyncio.create_task(abort_soon())
+    client = ScriptedClient([delay(30, output_call(GOOD))])
+    result = await execute_agent(triage_agent(), "go", client=client, abort_event=stop)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    await aborting
+    assert not result.ok
+    assert result.error.context == CancelledContext(phase="iteration", attempt=1, iteration=1)

@@ -9,9 +9,10 @@ import textwrap
 import threading
 import time
 
+import pytest
 from support import GOOD, results_of, triage_agent
 
-from typedagent import AgentErrorCode, ExecutionLimits, execute_agent_sync, tool
+from typedagent import AgentErrorCode, ExecutionLimits, _loop, execute_agent_sync, tool
 from typedagent._feedback import ABANDONED
 from typedagent._sync import run_blocking
 from typedagent.testing import ScriptedClient, output_call, tool_call
@@ -139,3 +140,22 @@ def test_sync_first_run_deadline_does_not_include_the_sdk_import() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "True None\n"
+
+
+def test_sync_deadline_starts_after_the_default_client_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the default client (which imports the SDK, ~1 s on a cold start) happens before the clock starts."""
+
+    def slow_default_client() -> ScriptedClient:
+        time.sleep(0.8)  # what importing anthropic costs on a small machine
+        return ScriptedClient([tool_call("quick"), output_call(GOOD)])
+
+    @tool
+    def quick() -> str:
+        """Sleeps 0.1 s."""
+        time.sleep(0.1)
+        return "ok"
+
+    monkeypatch.setattr(_loop, "default_client", slow_default_client)
+    result = execute_agent_sync(triage_agent(helpers=[quick]), "go", limits=ExecutionLimits(timeout_s=0.5))
+    assert result.ok
+    assert result.metadata.latency_ms < 500

@@ -7,6 +7,7 @@ import concurrent.futures
 import contextvars
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -124,3 +125,37 @@ def test_threads_idle_workers_exit(monkeypatch: pytest.MonkeyPatch) -> None:
     workers.submit(lambda: again.set)
     assert again.wait(5)
     assert workers.count == 1
+
+
+async def test_threads_at_most_max_running_calls_run_at_once_and_abandoned_ones_free_their_place() -> None:
+    """Sync calls of one loop run at most MAX_RUNNING at a time; an abandoned call frees its place at once."""
+    release = threading.Event()
+    lock = threading.Lock()
+    running = [0]
+    peak = [0]
+
+    def blocked() -> None:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        release.wait(10)
+        with lock:
+            running[0] -= 1
+
+    calls = [asyncio.ensure_future(run_in_thread(blocked)) for _ in range(_threads.MAX_RUNNING + 5)]
+    await _until(lambda: running[0] >= _threads.MAX_RUNNING)
+    await asyncio.sleep(0.05)
+    assert running[0] == _threads.MAX_RUNNING
+    calls[0].cancel()  # abandoned: its thread stays blocked, but a waiting call may start
+    await _until(lambda: running[0] >= _threads.MAX_RUNNING + 1)
+    assert running[0] == _threads.MAX_RUNNING + 1
+    release.set()
+    await asyncio.gather(*calls[1:])
+    assert peak[0] == _threads.MAX_RUNNING + 1
+
+
+async def _until(condition: Callable[[], bool], timeout_s: float = 5) -> None:
+    """Wait until ``condition()`` holds, checking every 10 ms (it is set by worker threads)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:  # noqa: ASYNC110 - worker threads change it
+        await asyncio.sleep(0.01)

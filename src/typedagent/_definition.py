@@ -14,7 +14,7 @@ from typing_extensions import TypeVar
 from ._config import ValidationConfig
 from ._context import RunContext
 from ._errors import AgentDefinitionError
-from ._frozen import freeze, thaw
+from ._frozen import freeze, freeze_sequence, fresh_copy, thaw
 from ._numbers import is_finite_number
 from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
 from ._tools import Helper, HelperTool, Tool
@@ -94,7 +94,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
         A fresh copy: changing it does not change the agent.
         """
-        return cast("list[ToolParam]", thaw(self._tool_params))
+        return cast("list[ToolParam]", fresh_copy(self._tool_params))
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -195,7 +195,8 @@ def define_agent(
         validators: Callables ``(output)`` or ``(output, ctx)`` that raise ``OutputRejected``.
         validation: Attempt and iteration limits (``ValidationConfig()`` by default).
         max_tokens: ``max_tokens`` of each response.
-        model_settings: Extra Messages API parameters (temperature, thinking, metadata, …).
+        model_settings: Extra Messages API parameters (thinking, stop_sequences, metadata, …), checked against
+            what the installed SDK's ``messages.create`` accepts.
         deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
         prompt_caching: Send top-level ``cache_control`` (on by default).
         max_tool_result_chars: Cap on each tool result's length.
@@ -369,4 +370,4 @@ def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tup
     params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())
-    return tuple(freeze(param) for param in params)
+    return freeze_sequence(params)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 import weakref
@@ -141,7 +142,12 @@ class _EventPoller:
 
     @classmethod
     def get(cls, event: AbortEvent) -> _EventPoller:
-        per_loop = _BRIDGES.setdefault(event, {})
+        try:
+            per_loop = _BRIDGES.setdefault(event, {})
+        except TypeError:
+            # Not hashable or not weakly referable (a slotted or dataclass event-like object): poll it for this
+            # waiter alone.
+            return cls(event)
         loop = asyncio.get_running_loop()
         bridge = per_loop.get(loop)
         if bridge is None:
@@ -159,7 +165,8 @@ class _EventPoller:
             if not self.waiters:
                 # Nobody is waiting: stop polling and forget this bridge (the next wait starts afresh).
                 self.poller.cancel()
-                _BRIDGES.get(self.event, {}).pop(asyncio.get_running_loop(), None)
+                with contextlib.suppress(TypeError):
+                    _BRIDGES.get(self.event, {}).pop(asyncio.get_running_loop(), None)
 
     async def _poll(self) -> None:
         while not self.event.is_set():  # noqa: ASYNC110 - the event is a thread's, it cannot be awaited

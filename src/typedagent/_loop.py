@@ -21,7 +21,7 @@ from ._callbacks import AttemptStart, ExecuteCallbacks, ModelResponse, Validatio
 from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._conversation import Conversation
 from ._definition import AgentDefinition
-from ._errors import AgentErrorCode
+from ._errors import AgentError, AgentErrorCode
 from ._execution import Execution
 from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted
 from ._model_call import call_model
@@ -124,7 +124,7 @@ async def _handle_response(execution: Execution, response: Message) -> AttemptEn
             return Failed(_stop_failure(execution, code, response, usage))
 
 
-def _stop_failure(execution: Execution, code: AgentErrorCode, response: Message, usage: TokenUsage) -> Any:
+def _stop_failure(execution: Execution, code: AgentErrorCode, response: Message, usage: TokenUsage) -> AgentError:
     where = execution.where()
     if code is AgentErrorCode.REFUSAL:
         return failures.refusal(where, "".join(getattr(b, "text", "") for b in response.content if b.type == "text"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import _feedback as feedback
 from ._context import RunContext
-from ._frozen import thaw
+from ._frozen import fresh_copy, thaw
 from ._output import SUBMIT_TOOL_NAME
 
 if TYPE_CHECKING:
@@ -83,7 +83,8 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
         "model": agent.model,
         "max_tokens": agent.max_tokens,
         "system": system,
-        "tools": thaw(agent._tool_params),  # a fresh copy: a client changing it cannot change the agent
+        # A fresh copy: a client changing it cannot change the agent.
+        "tools": fresh_copy(agent._tool_params),
         "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"},
         "messages": messages,
         **thaw(agent.model_settings),  # plain dicts and lists again, the client's own to keep

@@ -125,18 +125,27 @@ def _check_block(index: int, block: object) -> None:
 def _content_problem(block: pydantic.BaseModel) -> str | None:
     """Why the block's content cannot be sent back, if it cannot; walked without recursion, however deep it is."""
     pending: list[tuple[object, int]] = [(block, 1)]
+    pop, push = pending.pop, pending.append
     while pending:
-        value, depth = pending.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            return "holds a number that is not finite (NaN or infinity), which JSON cannot carry"
-        if isinstance(value, str) and not value.isascii() and not _encodable(value):
-            return "holds text with an unpaired surrogate (an escape like \\ud800), which is not valid Unicode"
+        value, depth = pop()
+        kind = type(value)
+        if kind is str:  # the common case first: this walk runs on every response
+            if not cast("str", value).isascii() and not _encodable(cast("str", value)):
+                return "holds text with an unpaired surrogate (an escape like \\ud800), which is not valid Unicode"
+            continue
+        if value is None or kind is int or kind is bool:
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return "holds a number that is not finite (NaN or infinity), which JSON cannot carry"
+            continue
         children = _children(value)
         if children is None:
             continue
         if depth > MAX_CONTENT_DEPTH:
             return f"is nested more than {MAX_CONTENT_DEPTH} levels deep, deeper than typedagent sends back to the API"
-        pending.extend((child, depth + 1) for child in children)
+        for child in children:
+            push((child, depth + 1))
     return None
 
 

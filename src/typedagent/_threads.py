@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from functools import partial
 from typing import Any, Final, TypeVar
@@ -24,6 +25,10 @@ T = TypeVar("T")
 
 IDLE_EXIT_S: Final = 60.0
 """A worker with nothing to do for this long exits."""
+
+MAX_RUNNING: Final = 40
+"""Sync calls one event loop runs at once (anyio's default); more wait their turn. A call whose caller stopped
+waiting (abandoned at a timeout or abort) frees its place at once, though its thread runs on."""
 
 
 class _Workers:
@@ -76,6 +81,21 @@ async def run_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     waiting, the call goes on in its thread and its outcome is dropped.
     """
     loop = asyncio.get_running_loop()
+    async with _limiter(loop):
+        return await _run(loop, fn, *args, **kwargs)
+
+
+def _limiter(loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+    limiter = _LIMITERS.get(loop)
+    if limiter is None:
+        limiter = _LIMITERS[loop] = asyncio.Semaphore(MAX_RUNNING)
+    return limiter
+
+
+_LIMITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+async def _run(loop: asyncio.AbstractEventLoop, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     future: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
 

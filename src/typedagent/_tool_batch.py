@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from . import _failures as failures
 from . import _feedback as feedback
 from ._attempt import Accepted, AttemptEnd, Failed, Rejected
-from ._callbacks import ToolCall, ToolKind, ToolResult
+from ._callbacks import ToolCall, ToolKind
 from ._errors import AgentErrorCode
 from ._limits import Interrupted
 from ._output import SUBMIT_TOOL_NAME
@@ -183,13 +183,4 @@ async def _send(execution: Execution, replies: list[Reply]) -> None:
         reply.content = truncate(reply.content, limit)
     execution.conversation.add_tool_results([reply.param() for reply in replies])
     for reply in replies:
-        block = reply.block
-        await execution.hooks.tool_result(
-            ToolResult(
-                id=block.id,
-                name=block.name,
-                content=reply.content,
-                is_error=reply.is_error,
-                duration_ms=reply.duration_ms,
-            )
-        )
+        await execution.hooks.tool_result(reply.event())
