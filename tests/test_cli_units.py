@@ -175,6 +175,47 @@ def test_run_resolves_dotted_attributes_and_module_names(
     assert "ANTHROPIC_API_KEY is not set" in second.err.getvalue()
 
 
+LIST_AGENT_SOURCE = """
+    from pydantic import BaseModel
+    from typedagent import OutputTool, ValidationConfig, define_agent
+    from typedagent.testing import ScriptedClient, output_call
+
+    class Item(BaseModel):
+        name: str
+
+    validation = ValidationConfig(max_iterations_per_attempt=4, force_output_on_last_iteration=True)
+    agent = define_agent(name="items", model="m", output=OutputTool(list[Item]), validation=validation)
+
+    def scripted_client():
+        return ScriptedClient([output_call([Item(name="bolt"), Item(name="nut")])])
+"""
+
+
+def test_run_max_attempts_keeps_the_rest_and_prints_any_output_type(
+    cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--max-attempts` goes through with_options (the rest of the config stays); a list output prints as JSON."""
+    seen: list[Any] = []
+    original = _run.execute_agent
+
+    async def spy(agent: Any, prompt: Any, **kwargs: Any) -> Any:
+        seen.append(agent.validation)
+        return await original(agent, prompt, **kwargs)
+
+    monkeypatch.setattr(_run, "execute_agent", spy)
+    path = _module(tmp_path, LIST_AGENT_SOURCE, name="list_agent_under_test")
+    assert cli("run", f"{path}:agent", "hi", "--scripted", "--max-attempts", "2") == 0
+    assert [(v.max_attempts, v.max_iterations_per_attempt, v.force_output_on_last_iteration) for v in seen] == [
+        (2, 4, True)
+    ]
+    assert json.loads(cli.out.getvalue()) == [{"name": "bolt"}, {"name": "nut"}]
+    assert "✓ valid list[Item]" in cli.err.getvalue()
+    events = Streams()
+    assert events("run", f"{path}:agent", "hi", "--scripted", "--json-events") == 0
+    end = json.loads(events.err.getvalue().splitlines()[-1])
+    assert (end["event"], end["output"]) == ("end", [{"name": "bolt"}, {"name": "nut"}])
+
+
 def test_run_max_attempts_and_assertion_errors(cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--max-attempts` replaces the agent's limit; a test double that disagrees with the run exits 1."""
     seen: list[int] = []

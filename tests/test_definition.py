@@ -8,7 +8,7 @@ import operator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, TypeAdapter
 from support import GOOD, Triage, reflecting, results_of, run, triage_agent
 
 from typedagent import (
@@ -122,10 +122,6 @@ def test_definition_no_submit_without_reflection() -> None:
     assert [p["name"] for p in agent.tool_params()] == ["submit", "final_output"]
 
 
-class NotAnObject(RootModel[list[int]]):
-    """A model whose schema is an array."""
-
-
 @pytest.mark.parametrize(
     ("make", "message"),
     [
@@ -138,8 +134,10 @@ class NotAnObject(RootModel[list[int]]):
         (lambda: tool(lambda: 1, name="bad name!"), "'bad name!' is not a valid tool name"),
         (lambda: tool(lambda: 1, name="x" * 65), "is not a valid tool name"),
         (lambda: OutputTool(Triage, name="has space"), "'has space' is not a valid tool name"),
-        (lambda: OutputTool(NotAnObject), "must produce a JSON object schema"),
-        (lambda: OutputTool(dict), "needs a pydantic model class"),  # type: ignore[type-var]
+        (lambda: OutputTool(Opaque), "Opaque cannot produce a JSON schema"),
+        (lambda: OutputTool(Triage, reflection_handler=42), "reflection_handler must be callable"),  # type: ignore[arg-type]
+        (lambda: OutputTool("Triage"), "needs the output type itself"),
+        (lambda: OutputTool(TypeAdapter(int)), "needs the output type itself"),  # type: ignore[arg-type]
         (lambda: ValidationConfig(max_attempts=0), "max_attempts must be an int >= 1"),
         (lambda: ValidationConfig(max_iterations_per_attempt=0), "max_iterations_per_attempt must be an int >= 1"),
         (lambda: ValidationConfig(max_attempts="3"), "max_attempts must be an int >= 1"),  # type: ignore[arg-type]
@@ -410,3 +408,58 @@ def test_definition_validator_signature_checked() -> None:
         return None
 
     assert triage_agent(validators=[optional_ctx, lambda *args: None]).validators[0] is optional_ctx
+
+
+async def test_definition_with_options_returns_a_checked_copy() -> None:
+    """with_options replaces what it is given, keeps the rest, and leaves the original agent as it was."""
+
+    def cites(out: Triage) -> None:
+        del out
+
+    agent = triage_agent(
+        helpers=[search_kb],
+        validators=[cites],
+        instructions="You triage tickets.",
+        model_settings={"stop_sequences": ["END"], "metadata": {"user_id": "u1"}},
+    )
+    faster = agent.with_options(
+        name="triage-fast",
+        model="claude-haiku-4-5",
+        max_tokens=1024,
+        instructions="Be brief.",
+        model_settings={**agent.model_settings, "stop_sequences": ["STOP"]},
+        validation=ValidationConfig(max_attempts=1),
+    )
+    assert (faster.name, faster.model, faster.max_tokens, faster.instructions) == (
+        "triage-fast",
+        "claude-haiku-4-5",
+        1024,
+        "Be brief.",
+    )
+    assert faster.model_settings == {"stop_sequences": ("STOP",), "metadata": {"user_id": "u1"}}
+    assert faster.validation == ValidationConfig(max_attempts=1)
+    assert (faster.output, faster.helpers, faster.validators) == (agent.output, agent.helpers, agent.validators)
+    assert faster.tool_params() == agent.tool_params()
+    assert (agent.name, agent.model, agent.max_tokens) == ("triage", "claude-sonnet-4-6", 4096)
+    assert agent.with_options() == agent
+    client = ScriptedClient([output_call(GOOD)])
+    result = await run(faster, client)
+    assert result.ok is True
+    assert (client.requests[0]["model"], client.requests[0]["max_tokens"]) == ("claude-haiku-4-5", 1024)
+    assert client.requests[0]["system"].startswith("Be brief.")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_tokens": 512}, r"budget_tokens'\] \(1024\) must be below max_tokens \(512\)"),
+        ({"model_settings": {"stop_sequence": ["END"]}}, "did you mean 'stop_sequences'"),
+        ({"model": ""}, r"model=\.\.\.\) must be a model id string"),
+        ({"validation": {"max_attempts": 2}}, "must be a ValidationConfig"),
+    ],
+)
+def test_definition_with_options_runs_the_same_checks(options: dict[str, Any], message: str) -> None:
+    """A combination define_agent would refuse is refused by with_options too."""
+    agent = triage_agent(model_settings={"thinking": {"type": "enabled", "budget_tokens": 1024}})
+    with pytest.raises(AgentDefinitionError, match=message):
+        agent.with_options(**options)

@@ -68,10 +68,11 @@ async def test_journal_records_each_finished_execution(tmp_path: Path) -> None:
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
         },
-        "cost_usd": None,
+        "cost_usd": next(r.result.metadata.cost_usd for r in results if r.key == "#0"),
         "agent": "triage",
         "model": "claude-sonnet-4-6",
     }
+    assert good["cost_usd"] > 0
     assert good["iterations"] == 1
     assert good["v"] == 1
     assert len(good["input_sha256"]) == 16

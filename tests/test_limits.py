@@ -15,15 +15,21 @@ from typedagent import (
     AgentExecutionError,
     AttemptOutcome,
     CancelledContext,
+    CostLimitContext,
     ExecuteCallbacks,
     ExecutionLimits,
     ExecutionState,
+    ModelPrice,
     OutputTool,
+    RequestLimitContext,
     TimeoutContext,
     TokenBudgetContext,
     ToolCall,
+    ToolCallLimitContext,
+    ValidationConfig,
     execute_agent,
     execute_agent_sync,
+    register_price,
     tool,
 )
 from typedagent._feedback import ABANDONED
@@ -275,6 +281,13 @@ async def test_unwrap_raises_execution_error() -> None:
         ({"timeout_s": float("nan")}, "timeout_s must be a finite positive number"),
         ({"timeout_s": float("inf")}, r"timeout_s must be a finite positive number.*None for no deadline"),
         ({"timeout_s": float("-inf")}, "timeout_s must be a finite positive number"),
+        ({"max_requests": 0}, "max_requests must be an int >= 1"),
+        ({"max_requests": 2.0}, "max_requests must be an int >= 1"),
+        ({"max_tool_calls": -1}, "max_tool_calls must be an int >= 0"),
+        ({"max_tool_calls": False}, "max_tool_calls must be an int >= 0"),
+        ({"max_cost_usd": 0}, "max_cost_usd must be a finite positive number of US dollars"),
+        ({"max_cost_usd": float("inf")}, "max_cost_usd must be a finite positive number"),
+        ({"max_cost_usd": "1"}, "max_cost_usd must be a finite positive number"),
     ],
 )
 def test_limits_reject_bad_values(kwargs: dict[str, Any], message: str) -> None:
@@ -482,6 +495,136 @@ async def test_interrupted_async_tools_clean_up_before_the_result(interrupt: str
     assert not result.ok
     assert cleaned == ["released"]
     assert time.monotonic() - started < (0.2 if interrupt == "timeout" else 0.0) + 0.1
+
+
+async def test_request_limit_counts_calls_across_attempts() -> None:
+    """max_requests counts API calls over every attempt; the call after the last allowed one is not made."""
+    client = ScriptedClient([output_call({"severity": 9}), tool_call("lookup", {"query": "x"}), output_call(GOOD)])
+    agent = triage_agent(helpers=[lookup])
+    result = await run(agent, client, limits=ExecutionLimits(max_requests=2))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.REQUEST_LIMIT_EXCEEDED
+    assert result.error.context == RequestLimitContext(max_requests=2, attempt=2, iteration=1)
+    assert "made its 2 API call(s)" in result.error.message
+    assert len(client.requests) == 2
+    assert result.metadata.iterations == 2
+    assert result.error.last_output == {"severity": 9}
+
+
+async def test_request_limit_allows_exactly_that_many() -> None:
+    """An execution that needs exactly max_requests calls succeeds."""
+    client = ScriptedClient([tool_call("lookup", {"query": "x"}), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[lookup]), client, limits=ExecutionLimits(max_requests=2))
+    assert result.ok is True
+
+
+async def test_tool_call_limit_refuses_a_response_that_would_pass_it() -> None:
+    """A response asking for more helper calls than are left runs none of them: TOOL_CALL_LIMIT_EXCEEDED."""
+    ran: list[str] = []
+
+    @tool
+    def fetch(query: str) -> str:
+        """Fetch."""
+        ran.append(query)
+        return query
+
+    client = ScriptedClient(
+        [
+            tool_call("fetch", {"query": "a"}),
+            response(tool_call("fetch", {"query": "b"}), tool_call("fetch", {"query": "c"}), output_call(GOOD)),
+        ]
+    )
+    result = await run(triage_agent(helpers=[fetch]), client, limits=ExecutionLimits(max_tool_calls=2))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.TOOL_CALL_LIMIT_EXCEEDED
+    assert result.error.context == ToolCallLimitContext(
+        max_tool_calls=2, tool_calls=1, requested=2, attempt=1, iteration=2
+    )
+    assert ran == ["a"]
+    assert result.metadata.tool_calls == 1
+    assert result.error.message == (
+        "The model asked for 2 helper call(s) with 1 of ExecutionLimits.max_tool_calls=2 already used; none of "
+        "them ran. Raise max_tool_calls, or say in the instructions how many lookups the task needs."
+    )
+    assert [content for _, content, _ in results_of(result.metadata.messages[-1])] == [
+        "Error: not run: the execution stopped before this tool ran."
+    ] * 3
+    assert result.error.last_output == GOOD.model_dump()
+
+
+async def test_tool_call_limit_does_not_count_output_calls() -> None:
+    """Output and submit calls are not helper calls: max_tool_calls=0 still lets the model hand over its output."""
+    result = await run(triage_agent(), ScriptedClient([output_call(GOOD)]), limits=ExecutionLimits(max_tool_calls=0))
+    assert result.ok is True
+    assert result.metadata.tool_calls == 0
+
+
+async def test_cost_is_estimated_from_the_price_table() -> None:
+    """metadata.cost_usd prices every response's four counters at the model's list prices."""
+    client = ScriptedClient(
+        [
+            response(tool_call("lookup", {"query": "x"}), usage=usage(1_000_000, 100_000, 200_000, 2_000_000)),
+            response(output_call(GOOD), usage=usage(10, 5)),
+        ]
+    )
+    result = await run(triage_agent(model="claude-sonnet-4-6", helpers=[lookup]), client)
+    # $3 input, $15 output, $3.75 cache writes, $0.30 cache reads per million tokens.
+    expected = 3 + 1.5 + 0.75 + 0.6 + (10 * 3 + 5 * 15) / 1_000_000
+    assert result.metadata.cost_usd == pytest.approx(expected)
+
+
+async def test_cost_is_none_for_a_model_without_a_price() -> None:
+    """An unknown model has no estimate (None), and no cost limit can be set for it."""
+    agent = triage_agent(model="my-finetune")
+    result = await run(agent, ScriptedClient([output_call(GOOD)]))
+    assert result.metadata.cost_usd is None
+    with pytest.raises(ValueError, match=r"max_cost_usd needs the price of model 'my-finetune'.*register_price"):
+        await execute_agent(agent, "x", client=ScriptedClient(), limits=ExecutionLimits(max_cost_usd=1.0))
+
+
+async def test_cost_limit_checked_before_each_call() -> None:
+    """Once the estimated cost reaches max_cost_usd, the next call is not made: COST_LIMIT_EXCEEDED."""
+    client = ScriptedClient(
+        [
+            response(tool_call("lookup", {"query": "a"}), usage=usage(100_000, 10_000)),
+            response(tool_call("lookup", {"query": "b"}), usage=usage(100_000, 10_000)),
+            output_call(GOOD),
+        ]
+    )
+    limits = ExecutionLimits(max_cost_usd=0.5)
+    result = await run(triage_agent(model="claude-sonnet-4-6", helpers=[lookup]), client, limits=limits)
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.COST_LIMIT_EXCEEDED
+    assert result.error.context == CostLimitContext(
+        max_cost_usd=0.5, cost_usd=pytest.approx(0.9), attempt=1, iteration=2
+    )
+    assert len(client.requests) == 2
+    assert result.metadata.cost_usd == pytest.approx(0.9)
+    assert result.error.message.startswith("The estimated cost reached the limit of $0.5 ($0.9000 spent). Raise")
+
+
+async def test_cost_limit_with_a_registered_price(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A price registered for a model makes both the estimate and the cost limit work for it."""
+    monkeypatch.setattr("typedagent._pricing._registered", {})
+    register_price("typedagent-test-model", ModelPrice(input=1, output=2, cache_write=0, cache_read=0))
+    client = ScriptedClient(
+        [response(tool_call("lookup", {"query": "a"}), usage=usage(2_000_000, 0)), output_call(GOOD)]
+    )
+    agent = triage_agent(model="typedagent-test-model", helpers=[lookup])
+    result = await run(agent, client, limits=ExecutionLimits(max_cost_usd=2.0))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.COST_LIMIT_EXCEEDED
+    assert result.metadata.cost_usd == pytest.approx(2.0)
+
+
+async def test_limits_keep_the_validation_config_limits() -> None:
+    """The new limits sit beside max_attempts: a run within all of them succeeds and reports its counts."""
+    client = ScriptedClient([tool_call("lookup", {"query": "a"}), output_call({"severity": 0}), output_call(GOOD)])
+    limits = ExecutionLimits(max_requests=3, max_tool_calls=1, max_cost_usd=1.0, max_total_tokens=1000)
+    agent = triage_agent(helpers=[lookup], validation=ValidationConfig(max_attempts=2))
+    result = await run(agent, client, limits=limits)
+    assert result.ok is True
+    assert (result.metadata.iterations, result.metadata.tool_calls) == (3, 1)
 
 
 @pytest.mark.parametrize("kind", ["slotted", "unhashable"])

@@ -347,3 +347,14 @@ async def test_execute_many_source_errors_surface_after_the_rest(kind: str) -> N
     with pytest.raises(OSError, match="the input file went away"):
         await consume()
     assert sorted(yielded) == ["#0", "#1"]
+
+
+async def test_execute_many_uses_the_client_of_use_client() -> None:
+    """Without ``client``, execute_many serves every input from the client ``use_client`` set, and leaves it open."""
+    from typedagent.testing import use_client
+
+    client = ScriptedClient([output_call(GOOD)] * 3)
+    with use_client(client):
+        results = await collect(execute_many(triage_agent(), ["a", "b", "c"]))
+    assert [r.result.unwrap() for r in results] == [GOOD] * 3
+    assert len(client.requests) == 3

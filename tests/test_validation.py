@@ -346,7 +346,7 @@ class Unrepresentable:
     ],
 )
 async def test_validation_validator_returning_a_value_is_validator_error(returned: object, shown: str) -> None:
-    """A validator must reject by raising: one that returns a value (even False) fails with VALIDATOR_ERROR."""
+    """A validator that returns a value not of the output type (even False) fails with VALIDATOR_ERROR."""
 
     def check(out: Triage) -> object:
         return returned
@@ -355,8 +355,9 @@ async def test_validation_validator_returning_a_value_is_validator_error(returne
     result = await run(triage_agent(validators=[check]), client)
     assert not result.ok
     assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
-    assert f"returned {shown} instead of None" in result.error.message
+    assert f"returned {shown}, which is not a value of the output type Triage" in result.error.message
     assert "reject an output by raising OutputRejected" in result.error.message
+    assert "replace it by returning a value of the output type" in result.error.message
     assert result.error.context == ValidatorErrorContext(
         validator="test_validation_validator_returning_a_value_is_validator_error.<locals>.check",
         error_type="TypeError",
@@ -495,3 +496,79 @@ def test_validation_nested_models_can_be_strict() -> None:
         more: list[Inner]
 
     assert OutputTool(Outer, strict=True).to_param()["strict"] is True  # type: ignore[typeddict-item]
+
+
+async def test_validation_validator_returning_an_output_replaces_it() -> None:
+    """A validator may return a value of the output type: the validators after it and the result see it."""
+    seen: list[Triage] = []
+
+    def normalise(out: Triage) -> Triage:
+        return out.model_copy(update={"summary": out.summary.strip().capitalize()})
+
+    def records(out: Triage) -> None:
+        seen.append(out)
+
+    async def tags_severity(out: Triage, ctx: RunContext[None]) -> Triage | None:
+        return out.model_copy(update={"summary": f"[{out.severity}] {out.summary}"}) if ctx.attempt == 1 else None
+
+    client = ScriptedClient([output_call({"severity": 2, "summary": "  vpn drops hourly "})])
+    result = await run(triage_agent(validators=[normalise, records, tags_severity]), client)
+    assert result.ok is True
+    assert result.output == Triage(severity=2, summary="[2] Vpn drops hourly")
+    assert seen == [Triage(severity=2, summary="Vpn drops hourly")]
+    assert result.metadata.attempts[0].candidate == {"severity": 2, "summary": "  vpn drops hourly "}
+
+
+async def test_validation_repair_then_rejection_still_rejects() -> None:
+    """A repaired output is still rejected by a later validator; the next attempt starts over from the model."""
+
+    def normalise(out: Triage) -> Triage:
+        return out.model_copy(update={"summary": out.summary.upper()})
+
+    def needs_ticket(out: Triage) -> None:
+        if "#" not in out.summary:
+            raise OutputRejected(f"summary {out.summary!r} must name the ticket number")
+
+    client = ScriptedClient([output_call(GOOD), output_call(Triage(severity=2, summary="vpn #12"))])
+    result = await run(triage_agent(validators=[normalise, needs_ticket]), client)
+    assert result.ok is True
+    assert result.output == Triage(severity=2, summary="VPN #12")
+    assert result.metadata.attempts[0].validation_errors == ("summary 'VPN DROPS HOURLY' must name the ticket number",)
+
+
+async def test_validation_repair_of_a_list_output() -> None:
+    """Repair works for any output type: a list validator returns the list it wants kept."""
+
+    class Item(BaseModel):
+        name: str
+
+    def dedupe(items: list[Item]) -> list[Item]:
+        return list({item.name: item for item in items}.values())
+
+    agent = define_agent(name="items", model="claude-sonnet-4-6", output=OutputTool(list[Item]), validators=[dedupe])
+    client = ScriptedClient([output_call([Item(name="a"), Item(name="a"), Item(name="b")])])
+    result = await execute_agent(agent, "go", client=client)
+    assert result.ok is True
+    assert result.output == [Item(name="a"), Item(name="b")]
+
+
+async def test_validation_repair_of_another_type_is_validator_error() -> None:
+    """Returning a value that is not of the output type (no coercion: a dict is not a Triage) is VALIDATOR_ERROR."""
+
+    def as_dict(out: Triage) -> object:
+        return out.model_dump()
+
+    result = await run(triage_agent(validators=[as_dict]), ScriptedClient([output_call(GOOD)]))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert "returned {'severity': 2, 'summary': 'VPN drops hourly'}, which is not a value of the output type" in (
+        result.error.message
+    )
+
+
+async def test_validation_builtin_without_a_signature_is_called_with_the_output() -> None:
+    """A builtin validator whose signature cannot be read is called as (output); its failure is VALIDATOR_ERROR."""
+    result = await run(triage_agent(validators=[next]), ScriptedClient([output_call(GOOD)]))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert result.error.context == ValidatorErrorContext(validator="next", error_type="TypeError", attempt=1)

@@ -29,20 +29,24 @@ from ._errors import (
     AttemptErrorsContext,
     CancelledContext,
     ContextWindowContext,
+    CostLimitContext,
     ErrorContext,
     JournalError,
     MaxIterationsContext,
     OutputRejected,
     Phase,
     RefusalContext,
+    RequestLimitContext,
     TimeoutContext,
     TokenBudgetContext,
+    ToolCallLimitContext,
     ValidatorErrorContext,
 )
 from ._limits import AbortEvent, ExecutionLimits
 from ._loop import execute_agent
 from ._many import ManyResult, RunInput, execute_many, execute_many_sync
 from ._output import OutputTool
+from ._pricing import ModelPrice, price_for, register_price
 from ._ratelimit import RateLimits
 from ._results import (
     AttemptOutcome,
@@ -75,6 +79,7 @@ __all__ = [
     "CallbackError",
     "CancelledContext",
     "ContextWindowContext",
+    "CostLimitContext",
     "ErrorContext",
     "ExecuteCallbacks",
     "ExecuteFailure",
@@ -90,12 +95,14 @@ __all__ = [
     "ManyResult",
     "MaxIterationsContext",
     "MessagesClient",
+    "ModelPrice",
     "ModelResponse",
     "OutputRejected",
     "OutputTool",
     "Phase",
     "RateLimits",
     "RefusalContext",
+    "RequestLimitContext",
     "RunContext",
     "RunInput",
     "TimeoutContext",
@@ -103,6 +110,7 @@ __all__ = [
     "TokenUsage",
     "Tool",
     "ToolCall",
+    "ToolCallLimitContext",
     "ToolKind",
     "ToolResult",
     "ValidationConfig",
@@ -115,5 +123,7 @@ __all__ = [
     "execute_agent_sync",
     "execute_many",
     "execute_many_sync",
+    "price_for",
+    "register_price",
     "tool",
 ]

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from ._callbacks import ExecuteCallbacks
 from ._definition import AgentDefinition
 from ._limits import ExecutionLimits
+from ._pricing import price_for
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
-__all__ = ["MISSING", "check_arguments"]
+__all__ = ["MISSING", "check_arguments", "check_client"]
 
 
 class _Missing:
@@ -53,12 +54,18 @@ def check_arguments(
         )
     if limits is not None and not isinstance(limits, ExecutionLimits):
         raise TypeError(f"limits must be an ExecutionLimits, got {type(limits).__name__}.")
+    if limits is not None and limits.max_cost_usd is not None and price_for(agent.model) is None:
+        raise ValueError(
+            f"ExecutionLimits.max_cost_usd needs the price of model {agent.model!r}, which typedagent does not know: "
+            f"call typedagent.register_price({agent.model!r}, ModelPrice(input=..., output=..., cache_write=..., "
+            "cache_read=...)) first, or drop max_cost_usd."
+        )
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
     if history is not None:
         _check_history(history, prompt)
     if client is not None:
-        _check_client(client)
+        check_client(client)
     if abort_event is not None and not _is_event(abort_event):
         raise TypeError(
             f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "
@@ -71,7 +78,8 @@ def _is_event(value: object) -> bool:
     return isinstance(value, threading.Event | asyncio.Event) or callable(getattr(value, "is_set", None))
 
 
-def _check_client(client: object) -> None:
+def check_client(client: object) -> None:
+    """Raise ``TypeError`` when ``client`` cannot be a client: a class, a sync SDK client, no ``messages.create``."""
     if isinstance(client, type):
         raise TypeError(f"client is the class {client.__name__}: pass an instance, e.g. client={client.__name__}(...).")
     messages = getattr(client, "messages", None)

@@ -25,6 +25,8 @@ class Attempt:
     """The output-tool input to validate: the last one handed over (reflection: the last schema-valid one)."""
     schema_problems: tuple[str, ...] = ()
     """Reflection mode: why the latest output call did not parse (reported if submit finds no candidate)."""
+    output_forced: bool = False
+    """The current (last) iteration's request forced the output (``force_output_on_last_iteration``)."""
 
     def record(self, end: AttemptEnd) -> AttemptRecord:
         """The attempt's public record, once it has ended."""
@@ -35,6 +37,7 @@ class Attempt:
             outcome=end.outcome,
             candidate=self.candidate,
             validation_errors=end.problems,
+            output_forced=self.output_forced,
         )
 
 

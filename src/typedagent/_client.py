@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Awaitable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._api_errors import ApiFailure, not_sent
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from anthropic.types import Message
 
 __all__ = [
+    "CLIENT_IN_CONTEXT",
     "MessagesClient",
     "MessagesResource",
     "UnbuiltClient",
@@ -61,6 +63,10 @@ class UnbuiltClient:
     async def create(self, *args: Any, **kwargs: Any) -> Message:
         """Raise the construction error (the model call reports ``failure`` before it gets here)."""
         raise self.failure.cause
+
+
+CLIENT_IN_CONTEXT: ContextVar[MessagesClient | None] = ContextVar("typedagent_client", default=None)
+"""The client ``typedagent.testing.use_client`` set for this context: used by every execution without ``client=``."""
 
 
 def default_client() -> MessagesClient:

@@ -4,34 +4,36 @@ from __future__ import annotations
 
 import difflib
 import functools
-import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, cast, overload
 
-import pydantic
 from typing_extensions import TypeVar
 
+from ._config import ValidationConfig
 from ._context import RunContext
 from ._errors import AgentDefinitionError
-from ._frozen import freeze, freeze_sequence, fresh_copy
+from ._frozen import freeze, freeze_sequence, fresh_copy, thaw
 from ._numbers import is_finite_number
 from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
 from ._tools import Helper, HelperTool, Tool
+from ._validation import validator_takes_ctx
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
 
 __all__ = ["AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
 
-OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
+OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT", default=None)
 
 Validator: TypeAlias = (
-    Callable[[OutputT], Awaitable[None] | None] | Callable[[OutputT, RunContext[DepsT]], Awaitable[None] | None]
+    Callable[[OutputT], OutputT | Awaitable[OutputT | None] | None]
+    | Callable[[OutputT, RunContext[DepsT]], OutputT | Awaitable[OutputT | None] | None]
 )
-"""A custom validator: rejects a candidate by raising ``OutputRejected``; may take the run context."""
+"""A custom validator: rejects a candidate by raising ``OutputRejected``, keeps it by returning ``None``, or
+replaces it by returning a value of the output type; may take the run context."""
 
 Instructions: TypeAlias = str | Callable[[RunContext[DepsT]], str]
 """The system prompt, fixed or built from the run context."""
@@ -43,25 +45,6 @@ TRANSPORT_SETTINGS: Final = frozenset({"extra_body", "extra_headers", "extra_que
 """The SDK's per-request options, accepted by every ``messages.create``."""
 BETA_SETTINGS: Final = frozenset({"betas", "mcp_servers", "context_management", "container"})
 """Parameters of the beta ``messages.create`` accepted too (a beta client sends them)."""
-
-
-def _check_count(value: object, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AgentDefinitionError(f"ValidationConfig.{name} must be an int >= 1, got {value!r}.")
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ValidationConfig:
-    """How hard an execution tries before giving up."""
-
-    max_attempts: int = 3
-    """Validation cycles; each failed validation feeds its errors back and starts the next."""
-    max_iterations_per_attempt: int = 15
-    """API calls one attempt may make before the execution fails with ``MAX_ITERATIONS``."""
-
-    def __post_init__(self) -> None:
-        _check_count(self.max_attempts, "max_attempts")
-        _check_count(self.max_iterations_per_attempt, "max_iterations_per_attempt")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -116,6 +99,42 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
         return self._helpers_by_name.get(name)
+
+    def with_options(
+        self,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+        instructions: Instructions[DepsT] | None = None,
+        max_tokens: int | None = None,
+        model_settings: Mapping[str, Any] | None = None,
+        validation: ValidationConfig | None = None,
+    ) -> AgentDefinition[OutputT, DepsT]:
+        """A copy of this agent with some options replaced, checked as ``define_agent`` checks a new one.
+
+        An option left out (or ``None``) keeps this agent's value; ``model_settings`` replaces the settings
+        as a whole (``{**agent.model_settings, "stop_sequences": ["END"]}`` adds one). The output tool, helpers,
+        validators and deps type stay, so the copy has this agent's type.
+
+        Raises:
+            AgentDefinitionError: the new combination is invalid (a thinking budget above a lower
+                ``max_tokens``, an unknown setting, …).
+        """
+        build = cast("Callable[..., AgentDefinition[OutputT, DepsT]]", define_agent)
+        return build(
+            name=self.name if name is None else name,
+            model=self.model if model is None else model,
+            output=self.output,
+            instructions=self.instructions if instructions is None else instructions,
+            helpers=self.helpers,
+            validators=self.validators,
+            validation=self.validation if validation is None else validation,
+            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+            model_settings=thaw(self.model_settings) if model_settings is None else model_settings,
+            deps_type=self.deps_type,
+            prompt_caching=self.prompt_caching,
+            max_tool_result_chars=self.max_tool_result_chars,
+        )
 
 
 @overload
@@ -192,7 +211,7 @@ def define_agent(
     _check_containers(helpers, validators, validation, model_settings)
     settings = _checked_settings(model_settings or {}, max_tokens)
     helpers_by_name = _helpers_by_name(helpers, output)
-    takes_ctx = [_takes_ctx(validator) for validator in validators]
+    takes_ctx = [validator_takes_ctx(validator) for validator in validators]
     return AgentDefinition(
         name=name,
         model=model,
@@ -352,36 +371,3 @@ def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tup
     if output.reflection_enabled:
         params.append(submit_tool_param())
     return freeze_sequence(params)
-
-
-def _takes_ctx(validator: object) -> bool:
-    if not callable(validator):
-        raise AgentDefinitionError(f"validators must be callables, got {validator!r}.")
-    takes_ctx = _positional_arity(validator) >= 2
-    try:
-        signature = inspect.signature(validator)
-    except (TypeError, ValueError):
-        return takes_ctx  # a builtin without a signature: a wrong call shows up as VALIDATOR_ERROR
-    try:
-        signature.bind(*(("output", "ctx") if takes_ctx else ("output",)))
-    except TypeError:
-        raise AgentDefinitionError(
-            f"validators take (output) or (output, ctx); "
-            f"{getattr(validator, '__qualname__', validator)!r}{signature} cannot be called either way."
-        ) from None
-    return takes_ctx
-
-
-def _positional_arity(fn: Callable[..., Any]) -> int:
-    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 1
-    count = 0
-    for param in parameters:
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
-            return 2
-        if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
-            count += 1
-    return count

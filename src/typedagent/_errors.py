@@ -29,14 +29,17 @@ __all__ = [
     "AttemptErrorsContext",
     "CancelledContext",
     "ContextWindowContext",
+    "CostLimitContext",
     "ErrorContext",
     "JournalError",
     "MaxIterationsContext",
     "OutputRejected",
     "Phase",
     "RefusalContext",
+    "RequestLimitContext",
     "TimeoutContext",
     "TokenBudgetContext",
+    "ToolCallLimitContext",
     "ValidatorErrorContext",
 ]
 
@@ -99,6 +102,12 @@ class AgentErrorCode(StrEnum):
     """The conversation no longer fits the model's context window."""
     VALIDATOR_ERROR = "VALIDATOR_ERROR"
     """A custom validator raised something other than ``OutputRejected`` (a bug in the validator)."""
+    REQUEST_LIMIT_EXCEEDED = "REQUEST_LIMIT_EXCEEDED"
+    """``ExecutionLimits.max_requests`` API calls were made before another one was needed."""
+    TOOL_CALL_LIMIT_EXCEEDED = "TOOL_CALL_LIMIT_EXCEEDED"
+    """A response asked for more helper calls than ``ExecutionLimits.max_tool_calls`` leaves."""
+    COST_LIMIT_EXCEEDED = "COST_LIMIT_EXCEEDED"
+    """The estimated cost reached ``ExecutionLimits.max_cost_usd`` before an API call."""
 
 
 Phase: TypeAlias = Literal["attempt", "iteration", "tool"]
@@ -220,6 +229,48 @@ class ContextWindowContext:
     """Input tokens of the last response."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestLimitContext:
+    """Context of ``REQUEST_LIMIT_EXCEEDED``."""
+
+    max_requests: int
+    """The configured limit."""
+    attempt: int
+    """Attempt that needed another API call."""
+    iteration: int
+    """Iterations completed in that attempt."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallLimitContext:
+    """Context of ``TOOL_CALL_LIMIT_EXCEEDED``."""
+
+    max_tool_calls: int
+    """The configured limit."""
+    tool_calls: int
+    """Helper calls run before the response that would have passed the limit."""
+    requested: int
+    """Helper calls that response asked for (none of them ran)."""
+    attempt: int
+    """Attempt of that response."""
+    iteration: int
+    """Iteration of that response."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CostLimitContext:
+    """Context of ``COST_LIMIT_EXCEEDED``."""
+
+    max_cost_usd: float
+    """The configured limit, in US dollars."""
+    cost_usd: float
+    """The estimated cost when the check failed (at most one response over the limit)."""
+    attempt: int
+    """Attempt that was running."""
+    iteration: int
+    """Iterations completed in that attempt."""
+
+
 ErrorContext: TypeAlias = (
     ApiErrorContext
     | CancelledContext
@@ -230,6 +281,9 @@ ErrorContext: TypeAlias = (
     | ValidatorErrorContext
     | RefusalContext
     | ContextWindowContext
+    | RequestLimitContext
+    | ToolCallLimitContext
+    | CostLimitContext
 )
 """The context attached to an ``AgentError``; which class depends on the code."""
 
@@ -278,6 +332,12 @@ class AgentError:
     def context_for(self, code: Literal[AgentErrorCode.REFUSAL]) -> RefusalContext | None: ...
     @overload
     def context_for(self, code: Literal[AgentErrorCode.CONTEXT_WINDOW_EXCEEDED]) -> ContextWindowContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.REQUEST_LIMIT_EXCEEDED]) -> RequestLimitContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.TOOL_CALL_LIMIT_EXCEEDED]) -> ToolCallLimitContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.COST_LIMIT_EXCEEDED]) -> CostLimitContext | None: ...
     @overload
     def context_for(self, code: AgentErrorCode) -> ErrorContext | None: ...
     def context_for(self, code: AgentErrorCode) -> ErrorContext | None:

@@ -14,6 +14,7 @@ from ._context import RunContext
 from ._conversation import Conversation
 from ._errors import AgentError, Phase
 from ._limits import ExecutionLimits, Guard, Interrupted
+from ._pricing import ModelPrice, price_for
 from ._results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMetadata, TokenUsage
 
 if TYPE_CHECKING:
@@ -51,9 +52,15 @@ class Execution:
     """The raw input of the last output-tool call: kept on every failure, so nothing the model produced is lost."""
     warnings: list[str] = field(default_factory=list[str])
     """Problems in user code worked around, for the metadata."""
+    tool_calls: int = 0
+    """Helper calls run in all attempts."""
+    price: ModelPrice | None = field(init=False)
+    cost_usd: float = 0.0
+    """The estimated cost of the responses so far (0 when the model has no price)."""
 
     def __post_init__(self) -> None:
         self.hooks = Hooks(self.callbacks, self.state)
+        self.price = price_for(self.agent.model)
 
     def start_attempt(self, number: int) -> Attempt:
         """Make the attempt ``number`` current."""
@@ -74,9 +81,11 @@ class Execution:
             self.iterations -= 1
 
     def add_usage(self, usage: TokenUsage) -> None:
-        """Add a response's tokens to the execution's and the attempt's totals."""
+        """Add a response's tokens (and their price) to the execution's and the attempt's totals."""
         self.tokens += usage
         self.attempt.tokens += usage
+        if self.price is not None:
+            self.cost_usd += self.price.cost_usd(usage)
 
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
@@ -98,9 +107,27 @@ class Execution:
         timeout = self.limits.timeout_s
         if timeout is not None and self.guard.timed_out():
             return Failed(failures.timed_out(self.where(), phase, timeout))
-        budget = self.limits.max_total_tokens
-        if phase == "iteration" and budget is not None and self.tokens.total >= budget:
-            return Failed(failures.token_budget(self.where(), budget, self.tokens.total))
+        if phase == "iteration":
+            return self._budget_spent()
+        return None
+
+    def _budget_spent(self) -> Failed | None:
+        """The limits checked before an API call: tokens, requests and cost."""
+        limits = self.limits
+        if limits.max_total_tokens is not None and self.tokens.total >= limits.max_total_tokens:
+            return Failed(failures.token_budget(self.where(), limits.max_total_tokens, self.tokens.total))
+        if limits.max_requests is not None and self.iterations >= limits.max_requests:
+            return Failed(failures.request_limit(self.where(), limits.max_requests))
+        if limits.max_cost_usd is not None and self.cost_usd >= limits.max_cost_usd:
+            return Failed(failures.cost_limit(self.where(), limits.max_cost_usd, self.cost_usd))
+        return None
+
+    def count_tool_calls(self, requested: int) -> Failed | None:
+        """Count the helper calls about to run; ``TOOL_CALL_LIMIT_EXCEEDED`` instead if they would pass the limit."""
+        limit = self.limits.max_tool_calls
+        if limit is not None and requested and self.tool_calls + requested > limit:
+            return Failed(failures.tool_call_limit(self.where(), limit, self.tool_calls, requested))
+        self.tool_calls += requested
         return None
 
     def interrupted(self, interruption: Interrupted, phase: Phase) -> Failed:
@@ -148,4 +175,6 @@ class Execution:
             callback_errors=tuple(self.hooks.errors),
             warnings=tuple(self.warnings),
             messages=cast("list[MessageParam]", self.conversation.messages),
+            cost_usd=None if self.price is None else self.cost_usd,
+            tool_calls=self.tool_calls,
         )

@@ -14,11 +14,14 @@ from ._errors import (
     AttemptErrorsContext,
     CancelledContext,
     ContextWindowContext,
+    CostLimitContext,
     MaxIterationsContext,
     Phase,
     RefusalContext,
+    RequestLimitContext,
     TimeoutContext,
     TokenBudgetContext,
+    ToolCallLimitContext,
     ValidatorErrorContext,
     safe_str,
 )
@@ -30,14 +33,17 @@ __all__ = [
     "api_error",
     "cancelled",
     "context_window",
+    "cost_limit",
     "describe",
     "interrupted",
     "max_iterations",
     "no_valid_output",
     "refusal",
+    "request_limit",
     "sentences",
     "timed_out",
     "token_budget",
+    "tool_call_limit",
     "unknown_stop_reason",
     "validator_crash",
 ]
@@ -95,6 +101,42 @@ def token_budget(where: Where, budget: int, used: int) -> AgentError:
         TokenBudgetContext(
             max_total_tokens=budget, total_tokens=used, attempt=where.attempt, iteration=where.iteration
         ),
+    )
+
+
+def request_limit(where: Where, limit: int) -> AgentError:
+    """``REQUEST_LIMIT_EXCEEDED``: another API call was needed after ``max_requests`` of them."""
+    return _error(
+        where,
+        AgentErrorCode.REQUEST_LIMIT_EXCEEDED,
+        f"The execution made its {limit} API call(s) (ExecutionLimits.max_requests) without a valid output. Raise "
+        "max_requests, or lower ValidationConfig.max_attempts / max_iterations_per_attempt so runs end sooner.",
+        RequestLimitContext(max_requests=limit, attempt=where.attempt, iteration=where.iteration),
+    )
+
+
+def tool_call_limit(where: Where, limit: int, used: int, requested: int) -> AgentError:
+    """``TOOL_CALL_LIMIT_EXCEEDED``: a response asked for more helper calls than ``max_tool_calls`` leaves."""
+    return _error(
+        where,
+        AgentErrorCode.TOOL_CALL_LIMIT_EXCEEDED,
+        f"The model asked for {requested} helper call(s) with {used} of ExecutionLimits.max_tool_calls={limit} "
+        "already used; none of them ran. Raise max_tool_calls, or say in the instructions how many lookups "
+        "the task needs.",
+        ToolCallLimitContext(
+            max_tool_calls=limit, tool_calls=used, requested=requested, attempt=where.attempt, iteration=where.iteration
+        ),
+    )
+
+
+def cost_limit(where: Where, limit: float, cost: float) -> AgentError:
+    """``COST_LIMIT_EXCEEDED``: the estimated cost reached ``max_cost_usd`` before an API call."""
+    return _error(
+        where,
+        AgentErrorCode.COST_LIMIT_EXCEEDED,
+        f"The estimated cost reached the limit of ${limit:g} (${cost:.4f} spent). Raise ExecutionLimits.max_cost_usd, "
+        "use a cheaper model, or shorten the prompt, tool results or attempts.",
+        CostLimitContext(max_cost_usd=limit, cost_usd=cost, attempt=where.attempt, iteration=where.iteration),
     )
 
 
@@ -183,8 +225,9 @@ def validator_crash(where: Where, crash: ValidatorCrash) -> AgentError:
         AgentErrorCode.VALIDATOR_ERROR,
         sentences(
             f"Validator {crash.validator!r} {crash.what_happened()}",
-            "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError); "
-            "anything else is a bug in the validator. Fix it and run again.",
+            "Validators reject an output by raising OutputRejected (or, inside a pydantic model, ValueError), keep "
+            "it by returning None, or replace it by returning a value of the output type; anything else is a bug "
+            "in the validator. Fix it and run again.",
         ),
         ValidatorErrorContext(validator=crash.validator, error_type=type(crash.error).__name__, attempt=where.attempt),
         cause=crash.error,

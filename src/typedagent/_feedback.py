@@ -20,6 +20,7 @@ __all__ = [
     "SUBMIT_SUPERSEDED",
     "VALIDATOR_CRASHED",
     "attempt_feedback",
+    "last_turn",
     "not_run",
     "nothing_to_submit",
     "reflection_failed",
@@ -65,6 +66,11 @@ def attempt_feedback(code: AgentErrorCode, agent: AgentDefinition[Any, Any]) -> 
         f"You replied without calling a tool. Call {name!r} with your output"
         f"{' and then submit' if agent.reflection_enabled else ''}; do not answer in plain text."
     )
+
+
+def last_turn(name: str) -> str:
+    """What the model is told when its next response is the last of the attempt and tool use cannot be forced."""
+    return f"This is your last response for this attempt: call {name!r} now, with your best output so far."
 
 
 def nothing_to_submit(agent: AgentDefinition[Any, Any]) -> str:

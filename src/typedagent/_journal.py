@@ -46,7 +46,7 @@ def record_line(
     """One journal line (JSON, newline-terminated) for a finished execution."""
     meta = result.metadata
     if isinstance(result, ExecuteSuccess):
-        outcome, output, error = "success", result.output.model_dump(mode="json"), None
+        outcome, output, error = "success", agent.output.to_json(result.output), None
     else:
         outcome, output, error = str(result.error.code), None, _error_json(result.error)
     record: dict[str, Any] = {
@@ -56,7 +56,8 @@ def record_line(
         "output": output,
         "error": error,
         "tokens": dataclasses.asdict(meta.tokens),
-        "cost_usd": getattr(meta, "cost_usd", None),
+        "cost_usd": meta.cost_usd,
+        "tool_calls": meta.tool_calls,
         "agent": agent.name,
         "model": meta.model,
         "iterations": meta.iterations,
@@ -97,10 +98,12 @@ def result_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any]) -> Ex
             latency_ms=record["latency_ms"],
             callback_errors=tuple(CallbackError(**error) for error in record["callback_errors"]),
             messages=[],
+            cost_usd=record.get("cost_usd"),
+            tool_calls=record.get("tool_calls", 0),
         )
         error = record["error"]
         if error is None:
-            return ExecuteSuccess(output=agent.output.schema.model_validate(record["output"]), metadata=metadata)
+            return ExecuteSuccess(output=agent.output.from_json(record["output"]), metadata=metadata)
         data = dict(error["context"])
         context_type = _CONTEXTS[data.pop("type")]
         context = context_type(**{name: _tuples(value) for name, value in data.items()})
@@ -113,7 +116,7 @@ def result_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any]) -> Ex
         return ExecuteFailure(error=failure, metadata=metadata)
     except pydantic.ValidationError as exc:
         raise JournalError(
-            f"the journaled output of key {key!r} no longer fits {agent.output.schema.__name__} ({exc.error_count()} "
+            f"the journaled output of key {key!r} no longer fits {agent.output.type_name} ({exc.error_count()} "
             "problem(s)): the output type changed since it was written. Use a new journal file."
         ) from None
     except (KeyError, TypeError, ValueError) as exc:

@@ -30,24 +30,43 @@ GRACE_S = 0.05
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExecutionLimits:
-    """Hard limits on one execution."""
+    """Hard limits on one execution; each is off (``None``) unless set."""
 
     max_total_tokens: int | None = None
     """Checked before each API call: once the total reaches it, the execution fails with
     ``TOKEN_BUDGET_EXCEEDED`` (so the total exceeds it by at most one response)."""
     timeout_s: float | None = None
     """Wall-clock deadline for the whole execution; work in flight is interrupted → ``TIMEOUT``."""
+    max_requests: int | None = None
+    """API calls the execution may make, in all attempts; one more fails it with ``REQUEST_LIMIT_EXCEEDED``."""
+    max_tool_calls: int | None = None
+    """Helper calls the execution may run; a response asking for more than are left fails it with
+    ``TOOL_CALL_LIMIT_EXCEEDED`` before any of its calls runs."""
+    max_cost_usd: float | None = None
+    """Checked before each API call: once the estimated cost (``metadata.cost_usd``) reaches it, the execution
+    fails with ``COST_LIMIT_EXCEEDED``. Needs a price for the agent's model (``register_price``)."""
 
     def __post_init__(self) -> None:
-        tokens = self.max_total_tokens
-        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
-            raise AgentDefinitionError(f"ExecutionLimits.max_total_tokens must be an int >= 1 or None, got {tokens!r}.")
+        _check_int(self.max_total_tokens, "max_total_tokens", 1)
+        _check_int(self.max_requests, "max_requests", 1)
+        _check_int(self.max_tool_calls, "max_tool_calls", 0)
         timeout = self.timeout_s
         if timeout is not None and not (is_finite_number(timeout) and timeout > 0):
             raise AgentDefinitionError(
                 f"ExecutionLimits.timeout_s must be a finite positive number of seconds (None for no deadline), "
                 f"got {timeout!r}."
             )
+        cost = self.max_cost_usd
+        if cost is not None and not (is_finite_number(cost) and cost > 0):
+            raise AgentDefinitionError(
+                f"ExecutionLimits.max_cost_usd must be a finite positive number of US dollars (None for no limit), "
+                f"got {cost!r}."
+            )
+
+
+def _check_int(value: object, name: str, least: int) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+        raise AgentDefinitionError(f"ExecutionLimits.{name} must be an int >= {least} or None, got {value!r}.")
 
 
 class Interrupted(Exception):

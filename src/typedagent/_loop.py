@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
-import pydantic
 from typing_extensions import TypeVar
 
 from . import _failures as failures
@@ -19,14 +18,14 @@ from ._api_errors import ApiFailure
 from ._arguments import MISSING, check_arguments
 from ._attempt import Accepted, AttemptEnd, Failed, Rejected
 from ._callbacks import AttemptStart, ExecuteCallbacks, ModelResponse, ValidationFailure
-from ._client import MessagesClient, close_client, default_client
+from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._conversation import Conversation
 from ._definition import AgentDefinition
 from ._errors import AgentError, AgentErrorCode
 from ._execution import Execution
 from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted
 from ._model_call import call_model
-from ._request import build_messages, build_system_prompt, request_params
+from ._request import build_messages, build_system_prompt, last_iteration_params, request_params
 from ._results import ExecuteResult, TokenUsage
 from ._stop_reasons import step_for
 from ._tool_batch import answer_unrun, run_tool_batch
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["execute_agent"]
 
-OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
+OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT")
 
 
@@ -79,7 +78,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         if stop is not None:
             return stop
         execution.start_iteration()
-        response = await call_model(execution.client, params, execution.guard)
+        response = await call_model(execution.client, _params_now(execution, params, limit), execution.guard)
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):
@@ -88,6 +87,16 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         end = await _handle_response(execution, response)
         if end is not None:
             return end
+
+
+def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dict[str, Any]:
+    """This iteration's request: the execution's, or on the attempt's last iteration one that forces the output."""
+    attempt = execution.attempt
+    if attempt.iteration < limit or not execution.agent.validation.force_output_on_last_iteration:
+        return params
+    forced = last_iteration_params(execution.agent, params, execution.conversation, attempt.candidate is not None)
+    attempt.output_forced = forced is not None
+    return params if forced is None else forced
 
 
 async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | None:
@@ -170,7 +179,8 @@ async def execute_agent(
         prompt: The user's input: a string or a list of content blocks (text, images, documents).
         deps: Run-time dependencies for tools, validators and instructions (required when the agent
             declares ``deps_type``).
-        client: Anything with an async ``messages.create``; default ``AsyncAnthropic()``.
+        client: Anything with an async ``messages.create``; default: the client of an enclosing
+            ``typedagent.testing.use_client(...)``, else ``AsyncAnthropic()``.
         abort_event: A ``threading.Event`` or ``asyncio.Event``; setting it cancels the execution,
             interrupting an API call or tool in flight within 100 ms.
         callbacks: Observability hooks.
@@ -183,12 +193,14 @@ async def execute_agent(
 
     Raises:
         TypeError: wrong argument types (a programming error), before anything is sent.
-        ValueError: ``message_history`` ends with a ``tool_use`` that has no ``tool_result``.
+        ValueError: ``message_history`` ends with a ``tool_use`` that has no ``tool_result``, or
+            ``limits.max_cost_usd`` is set for a model typedagent has no price for.
     """
     check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
     limits = limits if limits is not None else ExecutionLimits()
     # Built (and the SDK imported) before the guard starts the deadline's clock: it measures the run.
-    chosen = client if client is not None else default_client()
+    given = client if client is not None else CLIENT_IN_CONTEXT.get()
+    chosen = given if given is not None else default_client()
     execution = Execution(
         agent=agent,
         client=chosen,
@@ -198,7 +210,7 @@ async def execute_agent(
         conversation=Conversation(cast("list[dict[str, Any]]", build_messages(prompt, message_history))),
         callbacks=callbacks,
     )
-    if client is not None:
+    if given is not None:
         return await _run(execution)
     try:
         return await _run(execution)

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from . import _feedback as feedback
 from ._context import RunContext
 from ._frozen import fresh_copy, thaw
 from ._output import SUBMIT_TOOL_NAME
@@ -13,9 +14,10 @@ from ._output import SUBMIT_TOOL_NAME
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
+    from ._conversation import Conversation
     from ._definition import AgentDefinition
 
-__all__ = ["build_messages", "build_system_prompt", "protocol_note", "request_params"]
+__all__ = ["build_messages", "build_system_prompt", "last_iteration_params", "protocol_note", "request_params"]
 
 
 def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
@@ -89,6 +91,26 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
     }
     if agent.prompt_caching:
         params["cache_control"] = {"type": "ephemeral"}
+    return params
+
+
+def last_iteration_params(
+    agent: AgentDefinition[Any, Any], params: dict[str, Any], conversation: Conversation, has_candidate: bool
+) -> dict[str, Any] | None:
+    """The request of an attempt's last iteration under ``force_output_on_last_iteration``; None if it cannot force.
+
+    The tool to call is the output tool, or ``submit`` when reflecting with a candidate. Without extended thinking,
+    ``tool_choice`` names it. With thinking, where the API forbids forcing, ``tool_choice`` stays ``auto`` and the
+    tools stay as they are (so the prompt cache holds); the last user turn is told instead, in the conversation
+    itself, so that later requests extend the same cached prefix. A paused turn (the assistant's, last) cannot be
+    told anything: then nothing is forced.
+    """
+    name = SUBMIT_TOOL_NAME if agent.reflection_enabled and has_candidate else agent.output.name
+    if not thinking_on(agent.model_settings):
+        return {**params, "tool_choice": {"type": "tool", "name": name}}
+    if not conversation.messages or conversation.messages[-1]["role"] != "user":
+        return None
+    conversation.add_user_text(feedback.last_turn(name))
     return params
 
 

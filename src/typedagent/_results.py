@@ -94,6 +94,9 @@ class AttemptRecord:
     """The raw output-tool input that was validated (or the latest one seen), if any."""
     validation_errors: tuple[str, ...]
     """Every problem found with the candidate or the response ("field: message" form)."""
+    output_forced: bool = False
+    """The attempt reached its last iteration with ``force_output_on_last_iteration`` on, so that request
+    forced the output (or ``submit``), or told the model it was its last turn when thinking forbids forcing."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -133,6 +136,11 @@ class ExecutionMetadata:
     messages: list[MessageParam]
     """The whole conversation as Messages API params, valid to send again (or to pass as
     ``message_history``)."""
+    cost_usd: float | None = None
+    """The estimated price of every response, in US dollars, from the model's list prices (``register_price``
+    adds or replaces one); None when typedagent has no price for the model."""
+    tool_calls: int = 0
+    """Helper calls run, in all attempts."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

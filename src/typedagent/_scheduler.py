@@ -12,7 +12,7 @@ from typing import Any, Final, Generic
 from typing_extensions import TypeVar
 
 from ._callbacks import EXECUTION_KEY, ExecuteCallbacks
-from ._client import MessagesClient, close_client, default_client
+from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._definition import AgentDefinition
 from ._errors import AgentErrorCode, JournalError
 from ._inputs import Input, Source, fingerprint, prepare
@@ -222,7 +222,8 @@ async def drive(
     journal_path: str | os.PathLike[str] | None,
 ) -> AsyncGenerator[ManyResult[Any], None]:
     journal = None if journal_path is None else await asyncio.to_thread(Journal.open, Path(journal_path), agent)
-    base = client if client is not None else default_client()
+    given = client if client is not None else CLIENT_IN_CONTEXT.get()
+    base = given if given is not None else default_client()
     shared = base if rate_limits is None else limited_client(base, rate_limits, concurrency)
     batch = _Batch(agent, source, concurrency, shared, limits, callbacks, abort_event, journal)
     watcher = None if abort_event is None else asyncio.ensure_future(Guard(abort_event, None)._wait_abort())
@@ -253,8 +254,8 @@ async def drive(
         await batch.shutdown(watcher)
         if journal is not None:
             await journal.close()
-        if client is None:
-            await close_client(base)
+        if given is None:
+            await close_client(base)  # the default client is this run's own
     if batch.failure is not None:
         raise batch.failure
     if batch.input_error is not None:

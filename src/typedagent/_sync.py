@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-import pydantic
 from typing_extensions import TypeVar
 
 from ._arguments import MISSING
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["execute_agent_sync", "run_blocking"]
 
-OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
+OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT")
 T = TypeVar("T")
 

@@ -35,7 +35,7 @@ async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd 
     if outputs:
         # Kept before anything runs: an interruption below must not lose what the model handed over.
         execution.last_output = dict(outputs[-1].block.input)
-    stop = execution.limit_reached("tool")
+    stop = execution.limit_reached("tool") or execution.count_tool_calls(sum(r.kind == "helper" for r in replies))
     if stop is not None:
         await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS)
         return stop
@@ -104,17 +104,21 @@ async def _handle_outputs(execution: Execution, replies: list[Reply]) -> Attempt
     attempt = execution.attempt
     outputs = [r for r in replies if r.kind == "output"]
     if agent.reflection_enabled:
+        kept: Reply | None = None
         for reply in outputs:
             raw = dict(reply.block.input)
             execution.last_output = raw
             parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw, execution.warn))
             if parsed.crash is not None:
                 return _validator_crash(execution, replies, reply, parsed.crash)
-            if parsed.output is None:
+            if not parsed.valid:
                 attempt.schema_problems = parsed.problems
             else:
-                attempt.candidate, attempt.schema_problems = raw, ()
+                attempt.candidate, attempt.schema_problems, kept = raw, (), reply
         submits = [r for r in replies if r.kind == "submit"]
+        if not submits and kept is not None and attempt.candidate is not None and attempt.output_forced:
+            # The attempt's last turn: an output handed over then is validated as if submitted.
+            return await _judge(execution, replies, kept, attempt.candidate)
         if not submits:
             return None
         judged = submits[-1]
@@ -142,7 +146,7 @@ async def _judge(execution: Execution, replies: list[Reply], judged: Reply, cand
     )
     if verdict.crash is not None:
         return _validator_crash(execution, replies, judged, verdict.crash)
-    if verdict.output is None:
+    if not verdict.valid:
         return Rejected(AgentErrorCode.VALIDATION_FAILED, verdict.problems)
     return Accepted(verdict.output)
 

@@ -99,10 +99,10 @@ async def preview_output(
     Returns the parse: a crash of the output model's own validation code is the caller's to report. A
     preview that is not a ``str`` is shown as text and reported to ``warn``.
     """
-    parsed = parse_candidate(output.schema, raw)
+    parsed = parse_candidate(output, raw)
     if parsed.crash is not None:
         return parsed
-    if parsed.output is None:
+    if not parsed.valid:
         reply.answer(feedback.rejection_early(output.name, parsed.problems), is_error=True)
         return parsed
     try:
@@ -129,9 +129,9 @@ async def judge(
 
     A crash is the caller's to report.
     """
-    verdict = await validate_candidate(output.schema, validators, takes_ctx, candidate, ctx)
+    verdict = await validate_candidate(output, validators, takes_ctx, candidate, ctx)
     if verdict.crash is None:
-        if verdict.output is None:
+        if not verdict.valid:
             reply.answer(feedback.rejection(output, verdict.problems), is_error=True)
         else:
             reply.answer(feedback.ACCEPTED)

@@ -9,6 +9,7 @@ from typing import Any, assert_type
 
 from anthropic.types import ToolParam
 from pydantic import BaseModel
+from typing_extensions import TypeForm
 
 from typedagent import (
     AgentDefinition,
@@ -45,13 +46,13 @@ class Cache:
 agent = define_agent(name="triage", model="claude-sonnet-4-5", output=OutputTool(Triage))
 assert_type(agent, AgentDefinition[Triage, None])
 assert_type(agent.output, OutputTool[Triage])
-assert_type(agent.output.schema, type[Triage])
+assert_type(agent.output.schema, TypeForm[Triage])
 
 db_agent = define_agent(name="triage", model="claude-sonnet-4-5", output=OutputTool(Triage), deps_type=Db)
 assert_type(db_agent, AgentDefinition[Triage, Db])
 
 define_agent(name="triage", model="claude-sonnet-4-5", output=Triage)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
-OutputTool(dict)  # type: ignore[type-var]  # pyright: ignore[reportArgumentType]
+OutputTool(Triage(severity=1, summary="an instance, not a type"))  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 
 
 # Reflection handlers take the output type and return text, sync or async.

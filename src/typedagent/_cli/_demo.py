@@ -15,8 +15,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-from pydantic import BaseModel
-
 import typedagent
 
 from .._arguments import MISSING
@@ -24,7 +22,7 @@ from .._definition import AgentDefinition
 from .._results import ExecuteSuccess
 from ._load import ImportFailed, UsageError, is_agent, load_module
 from ._progress import Progress, make_lines
-from ._run import EXIT_INTERRUPTED, execute, write_json
+from ._run import EXIT_INTERRUPTED, execute, output_json, write_json
 
 __all__ = ["Example", "add_demo_parser", "demo_command", "discover", "examples_dir"]
 
@@ -139,10 +137,9 @@ def demo_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             lines.line(("Interrupted: the remaining examples were not run.", "bold red"))
             return EXIT_INTERRUPTED
         if isinstance(result, ExecuteSuccess):
-            output: BaseModel = result.output
             succeeded += 1
-            lines.line((f"result ({type(output).__name__}):", "bold"))
-            write_json(stdout, output.model_dump_json(indent=2))
+            lines.line((f"result ({example.agent.output.type_name}):", "bold"))
+            write_json(stdout, output_json(example.agent, result.output))
     lines.line("")
     mode = "live model" if live else "scripted model"
     style = "bold green" if succeeded == len(examples) else "bold red"

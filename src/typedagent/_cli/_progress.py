@@ -158,6 +158,7 @@ class Progress:
         self.json_events = json_events
         self.lines = make_lines(stream)
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._output_type: str | None = None
 
     def callbacks(self) -> ExecuteCallbacks:
         """The hooks to pass to ``execute_agent``."""
@@ -186,6 +187,7 @@ class Progress:
     def start(self, agent: AgentDefinition[Any, Any], *, label: str, mode: str) -> None:
         """Announce the run: which agent, which model, where the model's replies come from."""
         limits = agent.validation
+        self._output_type = agent.output.type_name
         if self.json_events:
             self._emit(
                 "start",
@@ -290,7 +292,7 @@ class Progress:
                     "last_output": error.last_output,
                 }
             else:
-                fields["output"] = result.output.model_dump(mode="json")
+                fields["output"] = to_json(result.output)  # any output type: a model, a list, a scalar
             fields["callback_errors"] = [to_json(e) for e in result.metadata.callback_errors]
             self._emit("end", None, **fields)
             return summary
@@ -300,7 +302,9 @@ class Progress:
             if result.error.last_output is not None:
                 self.lines.line(("  last candidate: ", "dim"), _clip(json.dumps(result.error.last_output), 200))
         else:
-            self.lines.line(("✓ valid ", "bold green"), (type(result.output).__name__, "bold green"))
+            self.lines.line(
+                ("✓ valid ", "bold green"), (self._output_type or type(result.output).__name__, "bold green")
+            )
         self.lines.line(("  ", ""), (summary.counts(), "dim"))
         self.lines.line(("  ", ""), (summary.token_line(), "dim"))
         for failed in result.metadata.callback_errors:

@@ -15,14 +15,14 @@ import pydantic
 
 from .._arguments import MISSING
 from .._callbacks import ExecuteCallbacks
-from .._definition import AgentDefinition, ValidationConfig
+from .._definition import AgentDefinition
 from .._loop import execute_agent
 from .._results import ExecuteFailure, ExecuteResult
 from .._sync import run_blocking
 from ._load import ImportFailed, Target, UsageError, load_agent
 from ._progress import Progress
 
-__all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "run_command", "write_json"]
+__all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "output_json", "run_command", "write_json"]
 
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C, as shells report a process ended by SIGINT."""
@@ -83,10 +83,7 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
         raise UsageError(str(exc)) from exc
     agent = target.agent
     if args.max_attempts is not None:
-        validation = ValidationConfig(
-            max_attempts=args.max_attempts, max_iterations_per_attempt=agent.validation.max_iterations_per_attempt
-        )
-        agent = dataclasses.replace(agent, validation=validation)
+        agent = agent.with_options(validation=dataclasses.replace(agent.validation, max_attempts=args.max_attempts))
     make_deps = getattr(target.module, "deps", None)
     if args.scripted and args.deps_json is None and agent.deps_type is not None and callable(make_deps):
         deps = make_deps()  # a scripted example brings its own deps, as in `typedagent demo`
@@ -112,8 +109,7 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
         if not args.json_events:
             stderr.write(f"typedagent: {agent.name} failed with {result.error.code}\n")
         return EXIT_INTERRUPTED if interrupted else 1
-    output: pydantic.BaseModel = result.output
-    write_json(stdout, output.model_dump_json(indent=2))
+    write_json(stdout, output_json(agent, result.output))
     return 0
 
 
@@ -147,6 +143,11 @@ def execute(
     except KeyboardInterrupt:
         abort.set()
         return future.result(), True
+
+
+def output_json(agent: AgentDefinition[Any, Any], output: object) -> str:
+    """The typed output as an indented JSON document, whatever the output type (a model, a list, a scalar)."""
+    return agent.output._adapter.dump_json(output, indent=2).decode()
 
 
 def write_json(stream: TextIO, document: str) -> None:

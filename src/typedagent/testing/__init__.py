@@ -10,6 +10,9 @@
   run end to end.
 - ``conversation``, ``assert_valid_conversation`` and ``format_conversation`` inspect a run's
   conversation in assertions.
+- ``SchemaClient`` plays the model for any agent with no script (made-up, schema-valid calls);
+  ``use_client`` makes a client the default of every execution in a block; ``outputs(agent)`` is a
+  hypothesis strategy of the agent's valid outputs.
 """
 
 from ._cassette import CassetteError, RecordingClient, ReplayClient, redact
@@ -47,8 +50,10 @@ from ._items import (
 )
 from ._process import FakeAnthropicServerProcess
 from ._ratelimit import ServerRateLimits
+from ._schema_client import SchemaClient, use_client
 from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient
 from ._server import FakeAnthropicServer
+from ._strategies import outputs
 
 __all__ = [
     "ApiErrorSpec",
@@ -65,6 +70,7 @@ __all__ = [
     "MessagesRequest",
     "RecordingClient",
     "ReplayClient",
+    "SchemaClient",
     "ScriptError",
     "ScriptItem",
     "ScriptStep",
@@ -80,6 +86,7 @@ __all__ = [
     "format_conversation",
     "malformed_body",
     "output_call",
+    "outputs",
     "redact",
     "redacted_thinking",
     "response",
@@ -90,4 +97,5 @@ __all__ = [
     "thinking",
     "tool_call",
     "usage",
+    "use_client",
 ]

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
+from pydantic_core import to_jsonable_python
 
 from .._api_errors import STATUS_TYPES
 from .._numbers import check_non_negative
+from .._output import WRAPPER_KEY
 
 __all__ = [
     "ApiErrorSpec",
@@ -211,15 +213,24 @@ def tool_call(
     return Block(type="tool_use", data={"name": name, "input": dict(input or {}), "id": id}, unknown=unknown)
 
 
-def output_call(
-    value: pydantic.BaseModel | Mapping[str, Any], *, name: str | None = None, id: str | None = None
-) -> Block:
-    """A call of the output tool with ``value`` (a model instance or a raw dict) as its input.
+def output_call(value: object, *, name: str | None = None, id: str | None = None) -> Block:
+    """A call of the output tool with ``value`` as its input: an output, or a raw dict sent as it is.
+
+    An output of any type works: a model, a dataclass or a ``TypedDict`` is its fields; a list, a scalar, an
+    enum member or a model of a union is put in ``{"value": ...}`` when the output tool takes it so (its
+    type's schema is not an object). To send an exact input, pass the dict (or use ``tool_call``).
 
     The tool name defaults to the agent's output tool: the last tool of the request that is not
     ``submit``.
     """
-    data = value.model_dump(mode="json") if isinstance(value, pydantic.BaseModel) else dict(value)
+    if isinstance(value, pydantic.BaseModel):
+        data: Any = value.model_dump(mode="json")
+    elif isinstance(value, Mapping):
+        data = dict(cast("Mapping[str, Any]", value))
+    else:
+        data = to_jsonable_python(value)
+        if not isinstance(data, dict):
+            data = {WRAPPER_KEY: data}
     return Block(type="tool_use", data={"name": name, "input": data, "id": id}, output=name is None)
 
 
@@ -340,10 +351,11 @@ def render_message(
         data = dict(block.data)
         if block.type == "tool_use":
             if block.output:
-                candidates = [name for name in offered if name != "submit"]
+                candidates = [tool for tool in params.get("tools") or () if tool.get("name") != "submit"]
                 if not candidates:
                     raise ScriptError(f"{source}: request {call} offers no tools, so output_call has none to call.")
-                data["name"] = candidates[-1]
+                data["name"] = candidates[-1].get("name")
+                data["input"] = _wrapped_if_needed(data["input"], candidates[-1].get("input_schema"))
             if data["name"] not in offered and not block.unknown:
                 raise ScriptError(
                     f"{source}: response {call}, block {index} calls tool {data['name']!r}, but the request "
@@ -362,6 +374,23 @@ def render_message(
         "stop_sequence": None,
         "usage": dict(scripted.usage),
     }
+
+
+def _wrapped_if_needed(tool_input: object, schema: object) -> object:
+    """``{"value": tool_input}`` when the output tool wraps its output and the input is not wrapped yet."""
+    if not isinstance(schema, Mapping):
+        return tool_input
+    fields = cast("Mapping[str, Any]", schema)
+    wraps = (
+        list(fields.get("properties") or ()) == [WRAPPER_KEY]
+        and fields.get("required") == [WRAPPER_KEY]
+        and fields.get("additionalProperties") is False
+    )
+    return {WRAPPER_KEY: tool_input} if wraps and not _only_value(tool_input) else tool_input
+
+
+def _only_value(data: object) -> bool:
+    return isinstance(data, Mapping) and list(cast("Mapping[str, Any]", data)) == [WRAPPER_KEY]
 
 
 def script_to_json(items: Iterable[ScriptItem]) -> list[Any]:

@@ -1,0 +1,125 @@
+"""``SchemaClient``, which answers any agent on its own from its tools' schemas, and ``use_client``."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Coroutine, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._arguments import check_client
+from .._client import CLIENT_IN_CONTEXT, MessagesClient
+from .._output import SUBMIT_TOOL_NAME
+from ._items import Block, ScriptError, ScriptItem, response, submit_call, tool_call
+from ._schema_values import RandomChooser, SchemaValueError, generate
+from ._scripted import _InProcessClient
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+__all__ = ["SchemaClient", "use_client"]
+
+ClientT = TypeVar("ClientT", bound=MessagesClient)
+
+
+class SchemaClient(_InProcessClient):
+    """A client that plays the model for any agent, with no script: made-up, schema-valid tool calls.
+
+    Each execution it serves goes: one response calling every helper once, with arguments made up from the
+    helper's input schema; then the output tool, with an input made up from its schema (in reflection mode,
+    then ``submit``). After a rejection it hands over a new output. A forced ``tool_choice`` is obeyed.
+    What it makes up depends only on ``seed`` and on how far the conversation has got, so a test sees the
+    same values every run, even with executions running concurrently. Like pydantic-ai's ``TestModel``: a
+    smoke test that the agent's tools and output type hold together, with no script to write.
+
+    The values are valid for the JSON schema sent to the API; checks only pydantic sees (a
+    ``model_validator``, and for ``strict`` tools the constraints ``transform_schema`` moves into the
+    description) may reject them, and the next attempt gets another value.
+
+    Args:
+        seed: Picks the values; the same seed makes the same values.
+    """
+
+    _source = "SchemaClient"
+    _message_prefix = "msg_schema"
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.seed = seed
+
+    def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
+        return self._serve_item(self._answer(request), request, call)
+
+    def _answer(self, request: Mapping[str, Any]) -> ScriptItem:
+        tools = [tool for tool in request.get("tools") or () if isinstance(tool.get("input_schema"), Mapping)]
+        callable_names = [tool["name"] for tool in tools if tool["name"] != SUBMIT_TOOL_NAME]
+        if not callable_names:
+            raise ScriptError(
+                f"{self._source}: the request offers no tool to call, so there is no output to hand over."
+            )
+        output = callable_names[-1]
+        schemas = {tool["name"]: tool["input_schema"] for tool in tools}
+        messages: Sequence[Mapping[str, Any]] = request.get("messages") or ()
+        turn = sum(message.get("role") == "assistant" for message in messages)
+        chooser = RandomChooser(random.Random(f"{self.seed}:{turn}"))
+
+        def call(name: str) -> Block:
+            try:
+                return tool_call(name, generate(schemas[name], chooser))
+            except SchemaValueError as exc:
+                raise ScriptError(f"{self._source}: cannot make up an input for tool {name!r}: {exc}") from exc
+
+        forced: Mapping[str, Any] = request.get("tool_choice") or {}
+        if forced.get("type") == "tool":
+            return submit_call() if forced["name"] == SUBMIT_TOOL_NAME else call(forced["name"])
+        called = {name for message in messages for name in _tool_names(message)}
+        helpers = [name for name in callable_names[:-1] if name not in called]
+        if helpers:
+            return response(*(call(name) for name in helpers))
+        if SUBMIT_TOOL_NAME in schemas and _previewed(messages, output):
+            return submit_call()
+        return call(output)
+
+
+def _tool_names(message: Mapping[str, Any]) -> list[str]:
+    if message.get("role") != "assistant" or isinstance(message.get("content"), str):
+        return []
+    return [block["name"] for block in message.get("content") or () if block.get("type") == "tool_use"]
+
+
+def _previewed(messages: Sequence[Mapping[str, Any]], output: str) -> bool:
+    """Whether the last response called the output tool and its call was answered without an error."""
+    if len(messages) < 2 or messages[-2].get("role") != "assistant" or output not in _tool_names(messages[-2]):
+        return False
+    ids = {block["id"] for block in messages[-2]["content"] if block.get("name") == output}
+    answered = messages[-1].get("content")
+    results = [] if isinstance(answered, str) else list(answered or ())
+    return any(block.get("tool_use_id") in ids and not block.get("is_error") for block in results)
+
+
+@contextlib.contextmanager
+def use_client(client: ClientT) -> Generator[ClientT]:
+    """Make ``client`` the client of every ``execute_agent`` without ``client=`` inside the ``with`` block.
+
+    For testing application code that runs agents deep inside, where passing a client down is not an option.
+    An explicit ``client=`` still wins. It holds for the current thread and what runs in its context:
+    ``await``-ed code, tasks it creates, ``asyncio.to_thread``, and ``execute_agent_sync`` (which runs its loop
+    in the calling thread). A ``threading.Thread`` or a thread-pool worker you start yourself does not see it:
+    call ``use_client`` inside that thread, or run the thread's work with ``contextvars.copy_context().run``.
+    Blocks nest; the innermost client wins.
+
+    Args:
+        client: Anything with an async ``messages.create``: a testing client, or a real ``AsyncAnthropic``.
+
+    Yields:
+        The client, for assertions on it (``with use_client(SchemaClient()) as model:``).
+
+    Raises:
+        TypeError: ``client`` cannot be a client (no async ``messages.create``).
+    """
+    check_client(client)
+    token = CLIENT_IN_CONTEXT.set(client)
+    try:
+        yield client
+    finally:
+        CLIENT_IN_CONTEXT.reset(token)

@@ -1,0 +1,108 @@
+"""The price table: built-in list prices, registered prices, and the cost of a response."""
+
+from __future__ import annotations
+
+import typing
+
+import anthropic.types
+import pytest
+
+from typedagent import AgentDefinitionError, ModelPrice, TokenUsage, price_for, register_price
+from typedagent._pricing import BILLED, BUILT_IN
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("typedagent._pricing._registered", {})
+
+
+def test_pricing_covers_the_sdks_models() -> None:
+    """Every model the installed SDK's ``Model`` literal names has a price, except the unpriced preview."""
+    literal = next(arg for arg in typing.get_args(anthropic.types.Model) if typing.get_origin(arg) is typing.Literal)
+    unpriced = {model for model in typing.get_args(literal) if price_for(model) is None}
+    assert unpriced == {"claude-mythos-preview"}
+
+
+@pytest.mark.parametrize(
+    ("model", "input", "output", "cache_write", "cache_read"),
+    [
+        ("claude-sonnet-4-6", 3, 15, 3.75, 0.30),
+        ("claude-opus-4-8", 5, 25, 6.25, 0.50),
+        ("claude-haiku-4-5", 1, 5, 1.25, 0.10),
+        ("claude-sonnet-5-5", 2, 10, 2.50, 0.10),
+        ("claude-opus-5-5", 4, 20, 5, 0.20),
+        ("claude-fable-5-1", 10, 50, 12.50, 0.25),
+        ("claude-fable-5-2", 8, 40, 10, 0.20),
+    ],
+)
+def test_pricing_built_in_prices(
+    model: str, input: float, output: float, cache_write: float, cache_read: float
+) -> None:
+    """The table holds the published prices per million tokens (5-minute cache writes)."""
+    price = price_for(model)
+    assert price is not None
+    assert (price.input, price.output, price.cache_write, price.cache_read) == pytest.approx(
+        (input, output, cache_write, cache_read)
+    )
+
+
+def test_pricing_dated_ids_share_their_models_price() -> None:
+    """A dated model id is priced like its model; an unknown id has no price."""
+    assert price_for("claude-sonnet-4-5-20250929") is BUILT_IN["claude-sonnet-4-5"]
+    assert price_for("claude-haiku-4-5-20251001") is BUILT_IN["claude-haiku-4-5"]
+    assert price_for("claude-unknown-9") is None
+    assert price_for("gpt-4o") is None
+
+
+def test_pricing_cost_of_a_response() -> None:
+    """Each counter is priced at its own rate."""
+    price = ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30)
+    usage = TokenUsage(
+        input_tokens=2_000, output_tokens=1_000, cache_creation_input_tokens=4_000, cache_read_input_tokens=10_000
+    )
+    assert price.cost_usd(usage) == pytest.approx((2_000 * 3 + 1_000 * 15 + 4_000 * 3.75 + 10_000 * 0.30) / 1e6)
+    assert [counter for counter, _, _ in BILLED] == [
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+
+
+def test_pricing_long_prompt_band_prices_the_whole_response() -> None:
+    """Past the prompt-length threshold (cache included), every token of the response is priced at the long rates."""
+    haiku = price_for("claude-haiku-5-5")
+    assert haiku is not None
+    short = TokenUsage(input_tokens=50_000, cache_read_input_tokens=50_000, output_tokens=1_000)
+    long = TokenUsage(input_tokens=50_001, cache_read_input_tokens=50_000, output_tokens=1_000)
+    assert haiku.cost_usd(short) == pytest.approx((50_000 * 0.10 + 50_000 * 0.01 + 1_000 * 0.50) / 1e6)
+    assert haiku.cost_usd(long) == pytest.approx((50_001 * 0.50 + 50_000 * 0.05 + 1_000 * 2.50) / 1e6)
+
+
+def test_pricing_register_price_adds_and_overrides() -> None:
+    """A registered price is used for its model, in place of a built-in one too."""
+    mine = ModelPrice(input=1, output=1, cache_write=1, cache_read=1)
+    register_price("my-proxy/claude", mine)
+    register_price("claude-sonnet-4-6", mine)
+    assert price_for("my-proxy/claude") is mine
+    assert price_for("claude-sonnet-4-6") is mine
+    assert price_for("claude-sonnet-4-6-20260101") is mine
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: ModelPrice(input=-1, output=1, cache_write=1, cache_read=1), r"ModelPrice.input must be a finite"),
+        (lambda: ModelPrice(input=1, output=float("nan"), cache_write=1, cache_read=1), "ModelPrice.output"),
+        (
+            lambda: ModelPrice(input=1, output=1, cache_write=1, cache_read=1, long_prompt_threshold=10),
+            "go together",
+        ),
+        (lambda: register_price("", ModelPrice(input=1, output=1, cache_write=1, cache_read=1)), "model id string"),
+        (lambda: register_price("m", {"input": 1}), "must be a ModelPrice"),
+    ],
+)
+def test_pricing_rejects_bad_prices(make: typing.Callable[[], object], message: str) -> None:
+    """Bad prices are definition errors that say what to write."""
+    with pytest.raises(AgentDefinitionError, match=message):
+        make()
