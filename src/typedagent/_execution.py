@@ -51,6 +51,8 @@ class Execution:
     """The raw input of the last output-tool call: kept on every failure, so nothing the model produced is lost."""
     warnings: list[str] = field(default_factory=list[str])
     """Problems in user code worked around, for the metadata."""
+    response_model: str | None = None
+    """The model the last response named."""
 
     def __post_init__(self) -> None:
         self.hooks = Hooks(self.callbacks, self.state)
@@ -77,6 +79,11 @@ class Execution:
         """Add a response's tokens to the execution's and the attempt's totals."""
         self.tokens += usage
         self.attempt.tokens += usage
+
+    def answered_by(self, model: object) -> None:
+        """Record the model a response named (the one that answered, not the alias requested)."""
+        if isinstance(model, str) and model:
+            self.response_model = model
 
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
@@ -140,6 +147,7 @@ class Execution:
         """Accounting for the execution so far."""
         return ExecutionMetadata(
             model=self.agent.model,
+            response_model=self.response_model,
             tokens=self.tokens,
             attempts=tuple(self.records),
             iterations=self.iterations,

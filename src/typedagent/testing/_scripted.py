@@ -27,8 +27,9 @@ FunctionReturn: TypeAlias = "Message | ScriptItem | Mapping[str, Any]"
 
 
 class _Messages:
-    def __init__(self, client: _InProcessClient) -> None:
+    def __init__(self, client: _InProcessClient, *, beta: bool = False) -> None:
         self._client = client
+        self._beta = beta
 
     def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
         """Record the request and check it against the script now; the answer comes when the call is awaited.
@@ -37,7 +38,25 @@ class _Messages:
         exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails.
         """
         request, call = self._client._record(params)
-        return self._client._respond(request, call)
+        answer = self._client._respond(request, call)
+        return _as_beta(answer) if self._beta else answer
+
+
+class _Beta:
+    """``client.beta``: its ``messages.create`` answers from the same script, with a ``BetaMessage``."""
+
+    def __init__(self, client: _InProcessClient) -> None:
+        self.messages = _Messages(client, beta=True)
+
+
+async def _as_beta(answer: Awaitable[Message]) -> Message:
+    """The answer as the SDK's beta resource returns it: a ``BetaMessage`` (built the same way, without validation)."""
+    from anthropic.types.beta import BetaMessage
+
+    message: Any = await answer
+    if isinstance(message, BetaMessage):
+        return cast("Message", message)
+    return cast("Message", BetaMessage.construct(**message.to_dict(mode="json")))
 
 
 class _InProcessClient:
@@ -53,6 +72,8 @@ class _InProcessClient:
         self.requests: list[MessagesRequest] = []
         """Every request received, as keyword arguments (messages copied at call time)."""
         self.messages = _Messages(self)
+        self.beta = _Beta(self)
+        """``client.beta.messages.create``, where requests with beta parameters go: the same script answers."""
         self._ids = itertools.count(1)
 
     def _record(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
