@@ -15,9 +15,11 @@ def carry_container(params: dict[str, Any], response: object) -> None:
     sending its id back lets later calls see the same files. A ``container`` setting given as a dict
     (``{"id": ..., "skills": [...]}``) keeps its other fields.
     """
-    container = getattr(response, "container", None)
-    found = cast("Mapping[str, Any]", container).get("id") if isinstance(container, Mapping) else None
-    container_id = found if found is not None else getattr(container, "id", None)
+    container: object = getattr(response, "container", None)
+    if isinstance(container, Mapping):
+        container_id = cast("Mapping[str, Any]", container).get("id")
+    else:
+        container_id = getattr(container, "id", None)
     if not isinstance(container_id, str) or not container_id:
         return
     current = params.get("container")

@@ -42,7 +42,7 @@ async def report_server_calls(execution: Execution, response: Any) -> None:
         elif is_server_result(block):
             use_id = str(block.get("tool_use_id"))
             text, is_error = result_text(block)
-            name = calls.get(use_id, block["type"].removesuffix("_tool_result"))
+            name = calls.get(use_id) or str(block["type"]).removesuffix("_tool_result")
             await execution.hooks.tool_result(
                 ToolResult(id=use_id, name=name, content=text, is_error=is_error, duration_ms=0.0)
             )
@@ -71,11 +71,8 @@ def result_text(block: Mapping[str, Any]) -> tuple[str, bool]:
         return _describe(data), is_error
     if isinstance(content, str):
         return content, is_error
-    items = (
-        [cast("Mapping[str, Any]", item) for item in content if isinstance(item, Mapping)]
-        if isinstance(content, list)
-        else []
-    )
+    entries = cast("list[object]", content) if isinstance(content, list) else []
+    items = [cast("Mapping[str, Any]", item) for item in entries if isinstance(item, Mapping)]
     if items and all("url" in item for item in items):
         found = "; ".join(f"{item.get('title') or item['url']} ({item['url']})" for item in items)
         return f"{len(items)} result{'s' if len(items) != 1 else ''}: {found}", is_error

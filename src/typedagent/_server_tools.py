@@ -20,8 +20,9 @@ def checked_server_tools(tools: object, taken: Iterable[str]) -> tuple[dict[str,
         AgentDefinitionError: not a list of ``{"type": ..., "name": ...}`` dicts, a client tool, or a name clash.
     """
     if isinstance(tools, Mapping | str) or not isinstance(tools, Sequence):
+        kind = type(cast("object", tools)).__name__
         raise AgentDefinitionError(
-            f"define_agent(server_tools=...) must be a list of server tool definitions, got {type(tools).__name__}: "
+            f"define_agent(server_tools=...) must be a list of server tool definitions, got {kind}: "
             "write server_tools=[web_search()] even for one."
         )
     names = set(taken)
@@ -47,15 +48,15 @@ def _checked(tool: object) -> dict[str, Any]:
         )
     definition = copy.deepcopy(dict(cast("Mapping[str, Any]", tool)))
     kind = definition.get("type")
-    if not isinstance(kind, str) or not kind:
-        raise AgentDefinitionError(
-            f"Server tool {definition.get('name')!r} has no 'type': a server tool is a dict such as "
-            '{"type": "web_search_20250305", "name": "web_search"} (see typedagent.server_tools).'
-        )
     if "input_schema" in definition or kind == "custom":
         raise AgentDefinitionError(
             f"Server tool {definition.get('name')!r} has an input schema, so your code would have to answer it: "
             "pass it in helpers=[HelperTool(definition=..., handler=...)] instead."
+        )
+    if not isinstance(kind, str) or not kind:
+        raise AgentDefinitionError(
+            f"Server tool {definition.get('name')!r} has no 'type': a server tool is a dict such as "
+            '{"type": "web_search_20250305", "name": "web_search"} (see typedagent.server_tools).'
         )
     if kind.startswith(CLIENT_TOOL_PREFIXES):
         raise AgentDefinitionError(

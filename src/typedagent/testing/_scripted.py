@@ -37,9 +37,8 @@ class _Messages:
         A script that cannot answer raises ``ScriptError`` here, as the call is made: ``execute_agent`` lets
         exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails.
         """
-        request, call = self._client._record(params)
-        answer = self._client._respond(request, call)
-        return _as_beta(answer) if self._beta else answer
+        request, call = self._client._record(params, beta=self._beta)
+        return self._client._respond(request, call)
 
 
 class _Beta:
@@ -47,16 +46,6 @@ class _Beta:
 
     def __init__(self, client: _InProcessClient) -> None:
         self.messages = _Messages(client, beta=True)
-
-
-async def _as_beta(answer: Awaitable[Message]) -> Message:
-    """The answer as the SDK's beta resource returns it: a ``BetaMessage`` (built the same way, without validation)."""
-    from anthropic.types.beta import BetaMessage
-
-    message: Any = await answer
-    if isinstance(message, BetaMessage):
-        return cast("Message", message)
-    return cast("Message", BetaMessage.construct(**message.to_dict(mode="json")))
 
 
 class _InProcessClient:
@@ -75,10 +64,14 @@ class _InProcessClient:
         self.beta = _Beta(self)
         """``client.beta.messages.create``, where requests with beta parameters go: the same script answers."""
         self._ids = itertools.count(1)
+        self._beta_calls: set[int] = set()
+        """The calls that came through ``beta.messages``: answered with a ``BetaMessage``, as the SDK's are."""
 
-    def _record(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    def _record(self, params: Mapping[str, Any], *, beta: bool = False) -> tuple[dict[str, Any], int]:
         request = {**params, "messages": list(params.get("messages", ()))}
         self.requests.append(request)
+        if beta:
+            self._beta_calls.add(len(self.requests))
         return request, len(self.requests)
 
     def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
@@ -102,11 +95,16 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
-        return _deliver(pause, item)
+        return _deliver(pause, item, beta=call in self._beta_calls)
 
 
-async def _deliver(pause: float, item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any]) -> Message:
-    """What the SDK returns or raises for a rendered item, after ``pause`` seconds (a slow response)."""
+async def _deliver(
+    pause: float, item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any], *, beta: bool = False
+) -> Message:
+    """What the SDK returns or raises for a rendered item, after ``pause`` seconds (a slow response).
+
+    ``beta``: the call came through ``beta.messages``, whose responses the SDK builds as ``BetaMessage``.
+    """
     from anthropic.types import Message
 
     if pause:
@@ -116,11 +114,11 @@ async def _deliver(pause: float, item: Message | ApiErrorSpec | MalformedBody | 
     if isinstance(item, ApiErrorSpec):
         raise item.to_exception()
     if isinstance(item, MalformedBody):
-        return _parse_malformed(item)
-    return build_message(item)
+        return _parse_malformed(item, beta=beta)
+    return build_message(item, beta=beta)
 
 
-def build_message(data: Mapping[str, Any]) -> Message:
+def build_message(data: Mapping[str, Any], *, beta: bool = False) -> Message:
     """A response body as the SDK's client builds it: unvalidated, nested models constructed, nothing dropped.
 
     The SDK does not validate response bodies (unless the client is made with
@@ -129,16 +127,19 @@ def build_message(data: Mapping[str, Any]) -> Message:
     responses are built the same way, so they behave exactly like live ones.
     """
     from anthropic.types import Message
+    from anthropic.types.beta import BetaMessage
 
+    if beta:
+        return cast("Message", BetaMessage.construct(**data))
     return Message.construct(**data)
 
 
-def _parse_malformed(item: MalformedBody) -> Message:
+def _parse_malformed(item: MalformedBody, *, beta: bool) -> Message:
     """What the SDK makes of a body that is not a Message: a status error, a JSON error, or an unvalidated model."""
     if item.status >= 400:
         raise ApiErrorSpec(status=item.status, message=item.body).to_exception()
     data: object = json.loads(item.body)  # the SDK lets this JSONDecodeError through, so do we
-    return build_message(cast("dict[str, Any]", data) if isinstance(data, dict) else {})
+    return build_message(cast("dict[str, Any]", data) if isinstance(data, dict) else {}, beta=beta)
 
 
 class ScriptedClient(_InProcessClient):

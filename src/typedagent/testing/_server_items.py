@@ -106,7 +106,7 @@ def code_execution_result(
     stdout: str = "", *, stderr: str = "", return_code: int = 0, tool_use_id: str | None = None
 ) -> Block:
     """What a bash command printed and returned, as a ``bash_code_execution_tool_result``."""
-    content = {
+    content: dict[str, Any] = {
         "type": "bash_code_execution_result",
         "stdout": stdout,
         "stderr": stderr,
