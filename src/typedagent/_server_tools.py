@@ -20,7 +20,7 @@ def checked_server_tools(tools: object, taken: Iterable[str]) -> tuple[dict[str,
         AgentDefinitionError: not a list of ``{"type": ..., "name": ...}`` dicts, a client tool, or a name clash.
     """
     if isinstance(tools, Mapping | str) or not isinstance(tools, Sequence):
-        kind = type(cast("object", tools)).__name__
+        kind = type(tools).__name__  # pyright: ignore[reportUnknownArgumentType]
         raise AgentDefinitionError(
             f"define_agent(server_tools=...) must be a list of server tool definitions, got {kind}: "
             "write server_tools=[web_search()] even for one."

@@ -130,8 +130,11 @@ class Summary:
         """``3,410 tokens (input 2,078 · output 452 · cache write 920 · cache read 3,680)``."""
         t = self.tokens
         requests = "".join(
-            f" · {_plural(count, noun)}"
-            for count, noun in ((t.web_search_requests, "web search"), (t.web_fetch_requests, "web fetch"))
+            f" · {count:,} {noun if count == 1 else plural}"
+            for count, noun, plural in (
+                (t.web_search_requests, "web search", "web searches"),
+                (t.web_fetch_requests, "web fetch", "web fetches"),
+            )
             if count
         )
         return (
