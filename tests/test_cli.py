@@ -98,7 +98,7 @@ def test_cli_demo_without_key_runs_every_example_on_the_scripted_model() -> None
         "  2 attempts · 3 iterations · 3 tool calls (lookup_vendor, record_invoice x2) · ",
         '"total": "1280.70"',
         "━━ 3/4 research_agent",
-        "    ✓ web_search {\"query\": \"Python 3.13.0 release date\"} → 2 results: ",
+        '    ✓ web_search {"query": "Python 3.13.0 release date"} → 2 results: ',
         " · by the API\n",
         "  77,600 tokens (input 25,691 · output 1,149 · cache write 1,350 · cache read 49,410) · 2 web searches · "
         "1 web fetch\n",

@@ -22,7 +22,7 @@ from ._threads import run_in_thread
 from ._tool_definitions import check_definition, strict_param
 
 if TYPE_CHECKING:
-    from anthropic.types import ToolParam
+    from anthropic.types import ToolParam, ToolUnionParam
 
 __all__ = ["Helper", "HelperTool", "Tool", "tool"]
 
@@ -64,8 +64,9 @@ class HelperTool:
     handler receives the model's commands.
     """
 
-    definition: ToolParam
-    """The tool definition sent to the API (``name``, ``description``, ``input_schema``, …), as given."""
+    definition: ToolUnionParam
+    """The tool definition sent to the API (``name``, ``description``, ``input_schema``, …), as given: a custom
+    ``ToolParam``, or one of the SDK's typed dicts of the tools Anthropic defines (``MemoryTool20250818Param``, …)."""
     handler: Callable[[dict[str, Any]], object]
     """Called with the model's input; sync or async."""
     sequential: bool = False
@@ -97,11 +98,11 @@ class HelperTool:
     @property
     def name(self) -> str:
         """The tool's name."""
-        return self.definition["name"]
+        return str(typing.cast("Mapping[str, Any]", self.definition)["name"])
 
     def to_param(self) -> ToolParam:
         """The definition sent to the API (a fresh copy)."""
-        return copy.deepcopy(self.definition)
+        return typing.cast("ToolParam", copy.deepcopy(self.definition))
 
     async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
         """Run the handler on the model's input."""
