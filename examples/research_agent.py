@@ -133,7 +133,7 @@ DRAFT = Report(
             citations=[
                 Citation(
                     url=SCHEDULE,
-                    title="PEP 745 – Python 3.14 Release Schedule",
+                    title="PEP 745 - Python 3.14 Release Schedule",
                     quote="3.14.0 final: Tuesday, 2025-10-07",
                 )
             ],
@@ -165,13 +165,13 @@ def scripted_client() -> ScriptedClient:
             ),
             response(
                 web_search_result(
-                    [("PEP 745 – Python 3.14 Release Schedule", SCHEDULE)], tool_use_id="srvtoolu_01Schedule"
+                    [("PEP 745 - Python 3.14 Release Schedule", SCHEDULE)], tool_use_id="srvtoolu_01Schedule"
                 ),
                 web_fetch_call(SCHEDULE),
                 web_fetch_result(
                     SCHEDULE,
-                    "PEP 745 – Python 3.14 Release Schedule ... 3.14.0 final: Tuesday, 2025-10-07 ...",
-                    title="PEP 745 – Python 3.14 Release Schedule",
+                    "PEP 745 - Python 3.14 Release Schedule ... 3.14.0 final: Tuesday, 2025-10-07 ...",
+                    title="PEP 745 - Python 3.14 Release Schedule",
                 ),
                 tool_call("days_between", {"start": "2024-10-07", "end": "2025-10-07"}),
                 usage=usage(
