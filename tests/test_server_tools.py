@@ -226,3 +226,31 @@ def test_anthropic_defined_client_tool_beside_server_tools() -> None:
     memory = HelperTool(definition={"type": "memory_20250818", "name": "memory"}, handler=lambda command: "done")  # type: ignore[typeddict-item]
     agent = triage_agent(helpers=[memory], server_tools=[web_search()])
     assert [p["name"] for p in agent.tool_params()] == ["memory", "web_search", "final_output"]
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}, "server_tool_use block 0"),
+        ({"type": "mcp_tool_use", "id": 7, "name": "ask", "input": {}, "server_name": "docs"}, "mcp_tool_use block 0"),
+    ],
+)
+async def test_a_server_call_without_id_name_or_input_is_a_malformed_response(
+    block: dict[str, Any], message: str
+) -> None:
+    """A server or MCP call block the hooks could not read fails the call as malformed; nothing of it is kept."""
+    broken = {**recorded("web_fetch_response.json"), "content": [block]}
+    result = await run(triage_agent(), FunctionClient(lambda request: broken))  # type: ignore[arg-type]
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert f"{message} of the response lacks an id, a name or an input object" in result.error.message
+
+
+async def test_a_server_call_id_repeated_in_a_response_is_malformed() -> None:
+    """Server call ids are unique in a response, like tool_use ids."""
+    message = recorded("web_search_response.json")
+    call = message["content"][0]
+    broken = {**message, "content": [call, {**call}]}
+    result = await run(triage_agent(), FunctionClient(lambda request: broken))  # type: ignore[arg-type]
+    assert not result.ok
+    assert "two server_tool_use blocks have the id 'srvtoolu_01EoSNE7k4dUJyGatASCV5qs'" in result.error.message

@@ -305,3 +305,15 @@ async def test_record_and_replay_round_trip_every_recorded_block_type(tmp_path: 
     replay.assert_all_played()
     assert conversation(replayed) == conversation(recorded_run)
     assert replayed.metadata.tokens == recorded_run.metadata.tokens
+
+
+async def test_recording_a_beta_request_needs_a_client_with_beta_messages(tmp_path: Path) -> None:
+    """Wrapping a client that has no beta resource fails the beta request with a TypeError saying what to wrap."""
+
+    class _MessagesOnly:
+        def __init__(self) -> None:
+            self.messages = ScriptedClient([output_call(PARIS)]).messages
+
+    recorder = RecordingClient(_MessagesOnly(), tmp_path / "c.json")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="RecordingClient: the request has beta parameters, but the wrapped"):
+        await execute_agent(geo_agent(model_settings={"betas": ["x"]}), PROMPT, client=recorder)

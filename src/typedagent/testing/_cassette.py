@@ -153,7 +153,12 @@ class RecordingClient:
     def _create(self, params: dict[str, Any], *, beta: bool) -> Coroutine[Any, Any, Message]:
         # The wrapped client is called now, not when the call is awaited, so that what it raises as it is
         # called (a test double's ScriptError) still reaches execute_agent as it is called.
-        resource: Any = cast("Any", self.client).beta.messages if beta else self.client.messages
+        resource: Any = getattr(getattr(self.client, "beta", None), "messages", None) if beta else self.client.messages
+        if resource is None:
+            raise TypeError(
+                f"RecordingClient: the request has beta parameters, but the wrapped {type(self.client).__name__} "
+                "has no beta.messages to send them through: wrap an AsyncAnthropic (or a testing client)."
+            )
         call = resource.create(**params)
         return self._record(params, call)
 
