@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -56,3 +58,17 @@ def results_of(message: Any) -> list[tuple[str, str, bool]]:
         for block in message["content"]
         if block["type"] == "tool_result"
     ]
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def recorded(name: str) -> Any:
+    """A file of ``tests/data`` (responses of real recorded traffic, see its README), parsed."""
+    return json.loads((DATA / name).read_text())
+
+
+def handing_over(message: dict[str, Any], output: BaseModel, *, name: str = "final_output") -> dict[str, Any]:
+    """A recorded response that, in the end, also calls the output tool with ``output`` (stop reason ``tool_use``)."""
+    call = {"type": "tool_use", "id": "toolu_01HandOver", "name": name, "input": output.model_dump(mode="json")}
+    return {**message, "content": [*message["content"], call], "stop_reason": "tool_use"}

@@ -77,18 +77,18 @@ def test_cli_demo_without_key_runs_every_example_on_the_scripted_model() -> None
     out = done.stdout
     _in_order(
         out,
-        "typedagent demo: 3 example agents, end to end\n",
+        "typedagent demo: 4 example agents, end to end\n",
         "The model is scripted because no ANTHROPIC_API_KEY is set: each example replays a prepared conversation "
         "through the real loop.",
         "Set ANTHROPIC_API_KEY to run the same agents live.\n",
-        "━━ 1/3 code_review · A code-review summariser with run-time dependencies.\n",
+        "━━ 1/4 code_review · A code-review summariser with run-time dependencies.\n",
         "▶ code_review on claude-sonnet-4-6 · scripted model · up to 3 attempts, 15 iterations each\n",
         "    ✓ changed_files → ",
         "✓ valid ReviewSummary\n",
         "  1 attempt · 3 iterations · 4 tool calls (changed_files, read_diff x2, submit_review) · ",
         "  5,476 tokens (input 1,928 · output 518 · cache write 1,010 · cache read 2,020)\n",
         'result (ReviewSummary):\n{\n  "verdict": "request_changes",',
-        "━━ 2/3 invoice_extraction",
+        "━━ 2/4 invoice_extraction",
         "    ✗ record_invoice ",
         "  ✗ attempt 1 ended with VALIDATION_FAILED\n",
         "      - total: 1820.70 but subtotal 1076.22 + tax 204.48 = 1280.70; re-read the total\n",
@@ -97,26 +97,31 @@ def test_cli_demo_without_key_runs_every_example_on_the_scripted_model() -> None
         "✓ valid Invoice\n",
         "  2 attempts · 3 iterations · 3 tool calls (lookup_vendor, record_invoice x2) · ",
         '"total": "1280.70"',
-        "━━ 3/3 support_triage",
+        "━━ 3/4 research_agent",
+        '    ✓ web_search {"query": "Python 3.13.0 release date"} → 2 results: ',
+        " · by the API\n",
+        "  77,600 tokens (input 25,691 · output 1,149 · cache write 1,350 · cache read 49,410) · 2 web searches · "
+        "1 web fetch\n",
+        "━━ 4/4 support_triage",
         "    “KB-318 is about conference-room Wi-Fi, not a home VPN; dropping it.”\n",
         "    ✓ submit → Output accepted. · ",
         "  1 attempt · 5 iterations · 6 tool calls (search_kb, read_article x2, emit_triage x2, submit) · ",
         '"kb_articles": [\n    "KB-101"\n  ]',
-        "3 of 3 examples produced a valid output (scripted model).\n",
+        "4 of 4 examples produced a valid output (scripted model).\n",
     )
     assert "\x1b[" not in out  # no colour codes in a pipe
 
 
 def test_cli_demo_with_key_runs_live(api: FakeAnthropicServer) -> None:
     """With ANTHROPIC_API_KEY set, the demo calls the API (here a local fake) instead of the script."""
-    for name in ("code_review", "invoice_extraction", "support_triage"):
+    for name in ("code_review", "invoice_extraction", "research_agent", "support_triage"):
         api.add(*_script(name))
     done = cli("demo", env=_live(api))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Running live: ANTHROPIC_API_KEY is set, so the real model answers" in done.stdout
     assert "scripted model" not in done.stdout
-    assert "3 of 3 examples produced a valid output (live model).\n" in done.stdout
-    assert len(api.requests) == 11
+    assert "4 of 4 examples produced a valid output (live model).\n" in done.stdout
+    assert len(api.requests) == 16
     assert api.request_headers[0]["authorization"] == "Bearer test-key"
 
 
@@ -131,7 +136,8 @@ def test_cli_demo_scripted_flag_and_example_names() -> None:
     unknown = cli("demo", "nope")
     assert (unknown.returncode, unknown.stdout) == (2, "")
     assert unknown.stderr == (
-        "typedagent demo: error: no example named 'nope' (available: code_review, invoice_extraction, support_triage)\n"
+        "typedagent demo: error: no example named 'nope' (available: code_review, invoice_extraction, research_agent, "
+        "support_triage)\n"
     )
 
 
@@ -235,6 +241,8 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
         "output_tokens": 518,
         "cache_creation_input_tokens": 1010,
         "cache_read_input_tokens": 2020,
+        "web_search_requests": 0,
+        "web_fetch_requests": 0,
         "total": 5476,
     }
     assert api.requests[0]["system"].startswith("You review pull requests for acme/payments.")
@@ -498,5 +506,5 @@ def test_cli_readme_commands_work_as_written_after_make_demo() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert '"kb_articles": [\n    "KB-101"\n  ]' in done.stdout
     assert "· scripted model (offline) ·" in done.stderr
-    assert "checked 3 agents: no problems" in done.stderr
-    assert "3 of 3 examples produced a valid output (scripted model)." in done.stdout
+    assert "checked 4 agents: no problems" in done.stderr
+    assert "4 of 4 examples produced a valid output (scripted model)." in done.stdout

@@ -22,7 +22,7 @@ from typedagent.testing import ScriptedClient, assert_valid_conversation
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-NAMES = ["code_review", "invoice_extraction", "support_triage"]
+NAMES = ["code_review", "invoice_extraction", "research_agent", "support_triage"]
 
 
 def _example(name: str) -> ModuleType:
@@ -200,6 +200,48 @@ def test_code_review_deps_json_matches_the_sample() -> None:
     assert document == dataclasses.asdict(review.deps())
 
 
+async def test_research_agent_searches_fetches_and_submits_a_cited_report() -> None:
+    """The research example declares web search and fetch, continues the paused turn, cites, refines and submits."""
+    research = _example("research_agent")
+    result, client = await _run(research)
+    assert result.ok
+    assert result.output == research.REPORT
+    assert [tool.get("type", "custom")[:10] for tool in client.requests[0]["tools"]] == [
+        "custom",
+        "web_search",
+        "web_fetch_",
+        "custom",
+        "custom",
+    ]
+    assert [(a.iterations, a.outcome) for a in result.metadata.attempts] == [(5, AttemptOutcome.SUCCESS)]
+    assert [message["role"] for message in client.requests[1]["messages"]] == ["user", "assistant"]
+    tokens = result.metadata.tokens
+    assert (tokens.web_search_requests, tokens.web_fetch_requests) == (2, 1)
+    assert [(name, is_error) for name, is_error, _ in _tool_results(result)] == [
+        ("days_between", False),
+        ("write_report", False),
+        ("write_report", False),
+        ("submit", False),
+    ]
+    assert _tool_results(result)[0][2] == "365"
+
+
+def test_research_agent_validator_wants_a_web_source_for_every_finding() -> None:
+    """A finding without a citation, or citing something other than an https page, is rejected."""
+    research = _example("research_agent")
+    unsourced = research.REPORT.model_copy(update={"findings": [research.Finding(claim="x", citations=[])]})
+    with pytest.raises(OutputRejected, match=r"findings.0.citations is empty"):
+        research.every_finding_is_sourced(unsourced)
+    local = research.Citation(url="file:///notes.txt", title="notes", quote="x")
+    with pytest.raises(OutputRejected, match=r"'file:///notes.txt' is not a web page"):
+        research.every_finding_is_sourced(
+            research.REPORT.model_copy(update={"findings": [research.Finding(claim="x", citations=[local])]})
+        )
+    with pytest.raises(OutputRejected, match="findings is empty"):
+        research.every_finding_is_sourced(research.REPORT.model_copy(update={"findings": []}))
+    assert "NO SOURCE" in research.preview(unsourced)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_examples_pass_typedagent_check(name: str) -> None:
     """Every example's definition passes the offline checks of `typedagent check`."""
@@ -216,7 +258,7 @@ def test_examples_run_as_scripts_offline(name: str) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == "No ANTHROPIC_API_KEY: the model is scripted.\n"
     module = _example(name)
-    expected = {"code_review": "REVIEW", "invoice_extraction": "EXTRACTED"}.get(name)
+    expected = {"code_review": "REVIEW", "invoice_extraction": "EXTRACTED", "research_agent": "REPORT"}.get(name)
     output = (
         getattr(module, expected) if expected else module.FIRST_DRAFT.model_copy(update={"kb_articles": ["KB-101"]})
     )

@@ -60,7 +60,7 @@ def describe_api_error(exc: Exception, *, sdk_client: bool) -> ApiFailure:
     sent = True
     if sdk is not None and isinstance(exc, sdk.APIStatusError):
         status_error = cast("APIStatusError", exc)  # pyright cannot narrow on a class looked up at run time
-        status, request_id = status_error.status_code, status_error.request_id
+        status, request_id = status_error.status_code, status_error.request_id or _body_request_id(status_error.body)
         error_type = status_error.type or STATUS_TYPES.get(status, "api_error")
     elif sdk is not None and isinstance(exc, sdk.APITimeoutError):
         error_type = "timeout_error"
@@ -92,6 +92,16 @@ def malformed_response(cause: Exception, usage: TokenUsage | None) -> ApiFailure
 def not_sent(cause: Exception, error_type: str) -> ApiFailure:
     """A request the client could not send as configured, found before sending it."""
     return ApiFailure(cause, None, error_type, None, _advice(None, error_type), sent=False)
+
+
+def _body_request_id(body: object) -> str | None:
+    """The ``request_id`` of an API error body (``{"type": "error", "error": {...}, "request_id": ...}``).
+
+    The API names the request in its error bodies too, so the id survives a proxy or gateway that drops the
+    ``request-id`` header.
+    """
+    request_id = cast("dict[str, object]", body).get("request_id") if isinstance(body, dict) else None
+    return request_id if isinstance(request_id, str) and request_id else None
 
 
 def _unreadable_body(exc: Exception) -> bool:

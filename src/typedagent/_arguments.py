@@ -8,6 +8,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from ._beta import check_beta_client
 from ._callbacks import ExecuteCallbacks
 from ._definition import AgentDefinition
 from ._limits import ExecutionLimits
@@ -66,6 +67,7 @@ def check_arguments(
         _check_history(history, prompt)
     if client is not None:
         check_client(client)
+        check_beta_client(agent.model_settings, client)
     if abort_event is not None and not _is_event(abort_event):
         raise TypeError(
             f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "

@@ -32,8 +32,10 @@ __all__ = [
 
 EventT = TypeVar("EventT")
 
-ToolKind: TypeAlias = Literal["helper", "output", "submit", "unknown"]
-"""What a tool call addressed."""
+ToolKind: TypeAlias = Literal["helper", "output", "submit", "unknown", "server", "mcp"]
+"""What a tool call addressed: a helper, the output tool, ``submit``, a tool the agent does not have, or a call
+the API carried out itself — a server tool (``server``: web search, web fetch, code execution, …) or a tool of an
+MCP server (``mcp``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -92,7 +94,7 @@ class ToolCall:
     input: dict[str, Any]
     """The model's input, unvalidated."""
     kind: ToolKind
-    """Helper, output, submit, or unknown."""
+    """Helper, output, submit, unknown, or (carried out by the API, already done) server or mcp."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -104,11 +106,12 @@ class ToolResult:
     name: str
     """Tool name."""
     content: str
-    """Exactly what the model will read."""
+    """Exactly what the model will read; for a result with content blocks (images, documents), their text; for a
+    server or MCP tool's result, a one-line account of it (the results found, the page fetched, the output)."""
     is_error: bool
     """Whether the result is flagged ``is_error``."""
     duration_ms: float
-    """Time spent handling the call (0 for results that needed no handler)."""
+    """Time spent handling the call (0 for results that needed no handler, and for server and MCP tools)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -146,9 +149,11 @@ class ExecuteCallbacks:
     on_model_response: Callback[ModelResponse] | None = None
     """After each API response (before its tool calls are handled)."""
     on_tool_call: Callback[ToolCall] | None = None
-    """Before each tool call is handled (helpers, output and submit)."""
+    """Before each tool call is handled (helpers, output and submit); for server and MCP tool calls, which the API
+    has carried out already, when the response holding them arrives."""
     on_tool_result: Callback[ToolResult] | None = None
-    """For each tool result sent back, errors and validation feedback included."""
+    """For each tool result sent back, errors and validation feedback included, and each server or MCP tool
+    result the API put in a response."""
     on_validation_failure: Callback[ValidationFailure] | None = None
     """When an attempt ends without a valid output and feedback goes to the model."""
 

@@ -106,8 +106,14 @@ def configuration_failure(client: object) -> ApiFailure | None:
     return None
 
 
-def sends_through_the_sdk(client: object) -> bool:
-    """Whether ``client.messages`` is the SDK's own Messages resource (``AsyncAnthropic``, Bedrock, Vertex)."""
+def sends_through_the_sdk(client: object, *, beta: bool = False) -> bool:
+    """Whether the Messages resource used is the SDK's own (``AsyncAnthropic``, Bedrock, Vertex).
+
+    ``beta``: the request went through ``client.beta.messages``, which Bedrock and Vertex implement themselves.
+    """
+    if beta:
+        resource = getattr(getattr(client, "beta", None), "messages", None)
+        return type(resource).__module__.startswith("anthropic.") and type(resource).__name__ == "AsyncMessages"
     resources = sys.modules.get("anthropic.resources.messages")
     return resources is not None and isinstance(getattr(client, "messages", None), resources.AsyncMessages)
 

@@ -14,14 +14,17 @@ from typing_extensions import TypeVar
 from ._config import ValidationConfig
 from ._context import RunContext
 from ._errors import AgentDefinitionError
-from ._frozen import freeze, freeze_sequence, fresh_copy, thaw
+from ._frozen import freeze, fresh_copy, thaw
 from ._numbers import is_finite_number
-from ._output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
-from ._tools import Helper, HelperTool, Tool
+from ._output import OutputTool
+from ._tools import Helper, HelperTool
+from ._toolset import agent_tools, tool_params
 from ._validation import validator_takes_ctx
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
+
+    from .server_tools import ServerTool
 
 __all__ = ["AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
 
@@ -64,6 +67,8 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     """System prompt, fixed or built per run."""
     helpers: tuple[Helper[DepsT], ...]
     """Helper tools the model may call."""
+    server_tools: tuple[Mapping[str, Any], ...]
+    """Server tools the API runs for the model (web search, web fetch, code execution, …): read-only copies."""
     validators: tuple[Validator[OutputT, DepsT], ...]
     """Custom validators, run on every candidate that passed the schema."""
     validation: ValidationConfig
@@ -90,9 +95,10 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         return self.output.reflection_enabled
 
     def tool_params(self) -> list[ToolParam]:
-        """The exact tool definitions sent to the API: helpers, output, and ``submit`` when reflecting.
+        """The exact tool definitions sent to the API: helpers, server tools, output, and ``submit`` when reflecting.
 
-        A fresh copy: changing it does not change the agent.
+        A fresh copy: changing it does not change the agent. Typed as the custom tools most entries are; an
+        Anthropic-defined tool or a server tool is there as its own definition (``type``, ``name``, settings).
         """
         return cast("list[ToolParam]", fresh_copy(self._tool_params))
 
@@ -152,6 +158,7 @@ def define_agent(
     deps_type: None = None,
     prompt_caching: bool = True,
     max_tool_result_chars: int = 100_000,
+    server_tools: Sequence[ServerTool] = (),
 ) -> AgentDefinition[OutputT, None]: ...
 @overload
 def define_agent(
@@ -168,6 +175,7 @@ def define_agent(
     deps_type: type[DepsT],
     prompt_caching: bool = True,
     max_tool_result_chars: int = 100_000,
+    server_tools: Sequence[ServerTool] = (),
 ) -> AgentDefinition[OutputT, DepsT]: ...
 def define_agent(
     *,
@@ -183,6 +191,7 @@ def define_agent(
     deps_type: type[Any] | None = None,
     prompt_caching: bool = True,
     max_tool_result_chars: int = 100_000,
+    server_tools: Sequence[ServerTool] = (),
 ) -> AgentDefinition[OutputT, Any]:
     """Define an agent once, in typed code.
 
@@ -192,14 +201,14 @@ def define_agent(
         output: The output tool; ``OutputTool(Model)`` makes ``Model`` the result type.
         instructions: System prompt: a string, or a callable taking the ``RunContext``.
         helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``.
-        validators: Callables ``(output)`` or ``(output, ctx)`` that raise ``OutputRejected``.
+        validators: Callables ``(output)`` or ``(output, ctx)``: raise ``OutputRejected``, or return a repair.
         validation: Attempt and iteration limits (``ValidationConfig()`` by default).
         max_tokens: ``max_tokens`` of each response.
-        model_settings: Extra Messages API parameters (thinking, stop_sequences, metadata, …), checked against
-            what the installed SDK's ``messages.create`` accepts.
+        model_settings: Extra Messages API parameters (thinking, metadata, …), checked against the SDK's.
         deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
         prompt_caching: Send top-level ``cache_control`` (on by default).
         max_tool_result_chars: Cap on each tool result's length.
+        server_tools: Tools the API runs itself: ``typedagent.server_tools`` or ``{"type": ..., "name": ...}`` dicts.
 
     Returns:
         The immutable ``AgentDefinition[Output, Deps]``.
@@ -209,25 +218,24 @@ def define_agent(
     """
     _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
     _check_containers(helpers, validators, validation, model_settings)
-    settings = _checked_settings(model_settings or {}, max_tokens)
-    helpers_by_name = _helpers_by_name(helpers, output)
-    takes_ctx = [validator_takes_ctx(validator) for validator in validators]
+    by_name, servers = agent_tools(helpers, output, server_tools)
     return AgentDefinition(
         name=name,
         model=model,
         output=output,
         instructions=instructions,
-        helpers=tuple(helpers_by_name.values()),
+        helpers=tuple(by_name.values()),
+        server_tools=servers,
         validators=tuple(validators),
-        validation=validation if validation is not None else ValidationConfig(),
+        validation=validation or ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=freeze(settings),
+        model_settings=freeze(_checked_settings(model_settings or {}, max_tokens)),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
-        _tool_params=_tool_params(helpers_by_name.values(), output),
-        _helpers_by_name=MappingProxyType(helpers_by_name),
-        _validator_takes_ctx=tuple(takes_ctx),
+        _tool_params=tool_params(by_name.values(), output, servers),
+        _helpers_by_name=MappingProxyType(by_name),
+        _validator_takes_ctx=tuple(validator_takes_ctx(validator) for validator in validators),
     )
 
 
@@ -335,39 +343,3 @@ def _check_thinking(thinking: object, max_tokens: int) -> None:
             "the thinking budget is part of each response's max_tokens. Raise define_agent(max_tokens=...) or "
             "lower the budget."
         )
-
-
-def _helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) -> dict[str, Helper[Any]]:
-    by_name: dict[str, Helper[Any]] = {}
-    for helper in helpers:
-        if not isinstance(helper, HelperTool | Tool):
-            raise AgentDefinitionError(
-                f"helpers must hold @tool functions or HelperTool objects, got {helper!r}: "
-                "decorate the function with @tool or wrap it as HelperTool(definition=..., handler=...)."
-            )
-        if isinstance(helper, Tool) and helper.unbound_method_of is not None:
-            raise AgentDefinitionError(
-                f"Tool {helper.name!r} is a method of {helper.unbound_method_of}: pass it from an instance, "
-                f"helpers=[obj.{helper.fn.__name__}], so that self is bound."
-            )
-        if helper.name in by_name:
-            raise AgentDefinitionError(f"Two helpers are named {helper.name!r}: tool names must be unique.")
-        if helper.name == output.name:
-            raise AgentDefinitionError(
-                f"Helper {helper.name!r} has the output tool's name: rename the helper or the OutputTool."
-            )
-        if output.reflection_enabled and helper.name == SUBMIT_TOOL_NAME:
-            raise AgentDefinitionError(
-                f"Helper {SUBMIT_TOOL_NAME!r} clashes with the submit tool that reflection mode adds: rename it."
-            )
-        by_name[helper.name] = helper
-    return by_name
-
-
-def _tool_params(helpers: Iterable[Helper[Any]], output: OutputTool[Any]) -> tuple[Mapping[str, Any], ...]:
-    # Frozen once, here: the definition must not change when a caller edits a dict it passed in or got back.
-    params = [helper.to_param() for helper in helpers]
-    params.append(output.to_param())
-    if output.reflection_enabled:
-        params.append(submit_tool_param())
-    return freeze_sequence(params)

@@ -57,6 +57,8 @@ class Execution:
     price: ModelPrice | None = field(init=False)
     cost_usd: float = 0.0
     """The estimated cost of the responses so far (0 when the model has no price)."""
+    response_model: str | None = None
+    """The model the last response named."""
 
     def __post_init__(self) -> None:
         self.hooks = Hooks(self.callbacks, self.state)
@@ -86,6 +88,11 @@ class Execution:
         self.attempt.tokens += usage
         if self.price is not None:
             self.cost_usd += self.price.cost_usd(usage)
+
+    def answered_by(self, model: object) -> None:
+        """Record the model a response named (the one that answered, not the alias requested)."""
+        if isinstance(model, str) and model:
+            self.response_model = model
 
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
@@ -168,6 +175,7 @@ class Execution:
         """Accounting for the execution so far."""
         return ExecutionMetadata(
             model=self.agent.model,
+            response_model=self.response_model,
             tokens=self.tokens,
             attempts=tuple(self.records),
             iterations=self.iterations,

@@ -19,6 +19,7 @@ from ._arguments import MISSING, check_arguments
 from ._attempt import Accepted, AttemptEnd, Failed, Rejected
 from ._callbacks import AttemptStart, ExecuteCallbacks, ModelResponse, ValidationFailure
 from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
+from ._container import carry_container
 from ._conversation import Conversation
 from ._definition import AgentDefinition
 from ._errors import AgentError, AgentErrorCode
@@ -27,6 +28,7 @@ from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted
 from ._model_call import call_model
 from ._request import build_messages, build_system_prompt, last_iteration_params, request_params
 from ._results import ExecuteResult, TokenUsage
+from ._server_calls import report_server_calls
 from ._stop_reasons import step_for
 from ._tool_batch import answer_unrun, run_tool_batch
 
@@ -84,6 +86,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         if isinstance(response, ApiFailure):
             execution.account_failed_call(response)
             return Failed(failures.api_error(execution.where(), response))
+        carry_container(params, response)
         end = await _handle_response(execution, response)
         if end is not None:
             return end
@@ -103,8 +106,10 @@ async def _handle_response(execution: Execution, response: Message) -> AttemptEn
     """Keep the response, then do what its stop reason says; None when the attempt goes on."""
     usage = TokenUsage.from_usage(response.usage)
     execution.add_usage(usage)
+    execution.answered_by(response.model)
     execution.conversation.add_response(response)
     await execution.hooks.model_response(ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage))
+    await report_server_calls(execution, response)
     tool_uses = [block for block in response.content if block.type == "tool_use"]
     step = step_for(response.stop_reason, bool(tool_uses))
     match step.kind:

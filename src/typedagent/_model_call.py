@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._api_errors import ApiFailure, RefusedWhenCalled, describe_api_error, malformed_response
+from ._beta import beta_messages, beta_request, needs_beta
 from ._client import MessagesClient, configuration_failure, sends_through_the_sdk
 from ._limits import Guard, Interrupted
 from ._response import MalformedResponse, check_response, readable_usage
@@ -22,7 +23,8 @@ ModelCallFailure: TypeAlias = Interrupted | ApiFailure
 async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guard) -> Message | ModelCallFailure:
     """Make one Messages API call and return the response, or the failure.
 
-    The client's configuration check, interruption (the abort event and the deadline), the check that the
+    A request with beta parameters goes through ``client.beta.messages`` (``_beta``). The client's
+    configuration check, interruption (the abort event and the deadline), the check that the
     answer reads as a ``Message``, the mapping of the client's exceptions and the removal of credentials from
     them all happen here and nowhere else.
 
@@ -34,7 +36,14 @@ async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guar
     unusable = configuration_failure(client)
     if unusable is not None:
         return unusable
-    call = client.messages.create(**params)
+    beta = needs_beta(params)
+    if beta:
+        # Beta parameters (MCP servers, context management, betas) go through the SDK's beta resource, which
+        # takes them and sends the anthropic-beta header; the response is then a BetaMessage.
+        resource, params = beta_messages(client), beta_request(params)
+    else:
+        resource = client.messages
+    call = resource.create(**params)
     try:
         response = await guard.run(call)
     except Interrupted as interruption:
@@ -45,7 +54,7 @@ async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guar
         raise refused.error from None
     except Exception as exc:
         scrub(exc, credentials(client))
-        return describe_api_error(exc, sdk_client=sends_through_the_sdk(client))
+        return describe_api_error(exc, sdk_client=sends_through_the_sdk(client, beta=beta))
     try:
         return check_response(response)
     except MalformedResponse as exc:

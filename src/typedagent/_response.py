@@ -22,6 +22,10 @@ Far more than any real answer needs, and far less than what handles content afte
 serialises about 255 levels, and ``copy.deepcopy`` and the SDK's JSON encoder stop at Python's recursion limit.
 """
 
+_CALLS: Final = ("tool_use", "server_tool_use", "mcp_tool_use")
+"""The blocks of a tool call: the loop (or the tool hooks, for the calls the API carried out) reads their id,
+name and input."""
+
 _COUNTERS: Final = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -95,10 +99,10 @@ def _check_unique_tool_use_ids(content: Sequence[Any]) -> None:
     # id: a response that does cannot be kept or answered, so none of its calls runs.
     seen: set[str] = set()
     for block in content:
-        if block.type == "tool_use":
+        if block.type in _CALLS:
             if block.id in seen:
                 raise MalformedResponse(
-                    f"two tool_use blocks have the id {block.id!r}; tool_use ids must be unique in a response."
+                    f"two {block.type} blocks have the id {block.id!r}; tool call ids must be unique in a response."
                 )
             seen.add(block.id)
 
@@ -109,12 +113,12 @@ def _check_block(index: int, block: object) -> None:
         raise MalformedResponse(f"content block {index} of the response has no type.")
     if not isinstance(block, pydantic.BaseModel):
         raise MalformedResponse(f"content block {index} of the response is a {type(block).__name__}, not a block.")
-    if kind == "tool_use" and not (
+    if kind in _CALLS and not (
         isinstance(getattr(block, "id", None), str)
         and isinstance(getattr(block, "name", None), str)
         and isinstance(getattr(block, "input", None), dict)
     ):
-        raise MalformedResponse(f"tool_use block {index} of the response lacks an id, a name or an input object.")
+        raise MalformedResponse(f"{kind} block {index} of the response lacks an id, a name or an input object.")
     if kind == "text" and not isinstance(getattr(block, "text", None), str):
         raise MalformedResponse(f"text block {index} of the response has no text string.")
     problem = _content_problem(block)

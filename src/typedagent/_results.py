@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias
 
 from typing_extensions import TypeVar
 
 from ._errors import AgentError, AgentErrorCode, AgentExecutionError
+from ._usage import COUNTERS, REQUEST_COUNTERS, read_usage
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, Usage
@@ -28,7 +29,7 @@ OutputT_co = TypeVar("OutputT_co", covariant=True)
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TokenUsage:
-    """Token counts, summed over API responses."""
+    """Token counts and server tool requests, summed over API responses."""
 
     input_tokens: int = 0
     """Uncached input tokens."""
@@ -38,36 +39,37 @@ class TokenUsage:
     """Input tokens written to the prompt cache."""
     cache_read_input_tokens: int = 0
     """Input tokens read from the prompt cache."""
+    web_search_requests: int = 0
+    """Web searches the API ran for the model (``usage.server_tool_use``; billed per search)."""
+    web_fetch_requests: int = 0
+    """Web pages the API fetched for the model (``usage.server_tool_use``)."""
 
     @property
     def total(self) -> int:
-        """All four counters added up."""
+        """The four token counters added up (server tool requests are not tokens)."""
         return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         if not isinstance(other, TokenUsage):
             return NotImplemented
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
+        return TokenUsage(**{name: getattr(self, name) + getattr(other, name) for name in _FIELDS})
 
     @classmethod
     def from_usage(cls, usage: Usage | None) -> TokenUsage:
-        """Build from an ``anthropic.types.Usage``: missing, None and negative counters count as 0.
+        """Build from a response's ``usage`` (``anthropic.types.Usage``, ``BetaUsage``, or its JSON).
 
-        A negative count is malformed usage; counting it would make totals (and the token budget) go down.
+        Missing, None and negative counters count as 0: a negative count is malformed usage, and counting it
+        would make totals (and the token budget) go down. Tokens the API reports only per iteration
+        (``usage.iterations``: a compaction, an advisor consultation) are added to the counters, since the
+        top-level counters leave them out; ``web_search_requests`` and ``web_fetch_requests`` come from
+        ``usage.server_tool_use``.
         """
         if usage is None:
             return cls()
-        return cls(
-            input_tokens=max(usage.input_tokens or 0, 0),
-            output_tokens=max(usage.output_tokens or 0, 0),
-            cache_creation_input_tokens=max(usage.cache_creation_input_tokens or 0, 0),
-            cache_read_input_tokens=max(usage.cache_read_input_tokens or 0, 0),
-        )
+        return cls(**read_usage(usage))
+
+
+_FIELDS: Final = (*COUNTERS, *REQUEST_COUNTERS)
 
 
 AttemptOutcome: TypeAlias = AgentErrorCode
@@ -119,7 +121,10 @@ class ExecutionMetadata:
     """Accounting for one execution, present on success and failure alike."""
 
     model: str
-    """Model the agent ran on."""
+    """Model the agent ran on: its ``model`` setting, as sent (an alias such as ``claude-sonnet-4-6``)."""
+    response_model: str | None = None
+    """The model that actually answered, as the last response named it (``response.model``: a dated id, or a
+    fallback model); None when no response arrived."""
     tokens: TokenUsage
     """Summed over every API response of every iteration and attempt."""
     attempts: tuple[AttemptRecord, ...]

@@ -14,7 +14,6 @@ from ._callbacks import ToolCall, ToolKind
 from ._errors import AgentErrorCode
 from ._limits import Interrupted
 from ._output import SUBMIT_TOOL_NAME
-from ._rendering import truncate
 from ._tool_call import Reply, call_tool, judge, preview_output, run_helper
 
 if TYPE_CHECKING:
@@ -180,7 +179,7 @@ async def _send(execution: Execution, replies: list[Reply]) -> None:
     """
     limit = execution.agent.max_tool_result_chars
     for reply in replies:
-        reply.content = truncate(reply.content, limit)
+        reply.cap(limit)
     execution.conversation.add_tool_results([reply.param() for reply in replies])
     for reply in replies:
         await execution.hooks.tool_result(reply.event())

@@ -13,7 +13,8 @@ from ._context import RunContext
 from ._failures import describe
 from ._limits import Overran, within
 from ._output import OutputTool, preview_text
-from ._rendering import render_off_loop
+from ._rendering import render_off_loop, truncate
+from ._result_blocks import blocks_text, cap_blocks, content_blocks
 from ._tools import Helper, InvalidToolInput, call_maybe_async
 from ._validation import Verdict, parse_candidate, validate_candidate
 
@@ -34,10 +35,22 @@ class Reply:
     started: bool = False
     """Its work began (an interrupted call that had started was abandoned, not skipped)."""
     done: bool = False
+    blocks: list[dict[str, Any]] | None = None
+    """The result's content blocks, when the helper returned some (``content`` is then their text)."""
 
-    def answer(self, content: str, *, is_error: bool = False) -> None:
-        """Settle the result."""
+    def answer(self, content: str | list[dict[str, Any]], *, is_error: bool = False) -> None:
+        """Settle the result: a text, or content blocks."""
+        if isinstance(content, list):
+            self.blocks, content = content, blocks_text(content)
         self.content, self.is_error, self.done = content, is_error, True
+
+    def cap(self, limit: int) -> None:
+        """Cap the result at ``limit`` characters of text, with a visible marker where it was cut."""
+        if self.blocks is None:
+            self.content = truncate(self.content, limit)
+        else:
+            self.blocks = cap_blocks(self.blocks, limit)
+            self.content = blocks_text(self.blocks)
 
     def event(self) -> ToolResult:
         """The ``on_tool_result`` event for this result."""
@@ -48,7 +61,8 @@ class Reply:
 
     def param(self) -> dict[str, Any]:
         """The ``tool_result`` block."""
-        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.block.id, "content": self.content}
+        content = self.blocks if self.blocks is not None else self.content
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.block.id, "content": content}
         if self.is_error:
             result["is_error"] = True
         return result
@@ -87,8 +101,12 @@ async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[A
         reply.answer(f"Error: {describe(exc)}", is_error=True)
 
 
-async def _invoke_and_render(helper: Helper[Any], tool_input: dict[str, Any], ctx: RunContext[Any], limit: int) -> str:
-    return await render_off_loop(await helper.invoke(tool_input, ctx), limit)
+async def _invoke_and_render(
+    helper: Helper[Any], tool_input: dict[str, Any], ctx: RunContext[Any], limit: int
+) -> str | list[dict[str, Any]]:
+    value = await helper.invoke(tool_input, ctx)
+    blocks = content_blocks(value)
+    return blocks if blocks is not None else await render_off_loop(value, limit)
 
 
 async def preview_output(

@@ -19,9 +19,10 @@ from ._errors import AgentDefinitionError
 from ._numbers import is_finite_number
 from ._signature import build_input_model, method_owner, parse_docstring
 from ._threads import run_in_thread
+from ._tool_definitions import check_definition, strict_param
 
 if TYPE_CHECKING:
-    from anthropic.types import ToolParam
+    from anthropic.types import ToolParam, ToolUnionParam
 
 __all__ = ["Helper", "HelperTool", "Tool", "tool"]
 
@@ -56,16 +57,26 @@ class HelperTool:
 
     The handler receives the model's input (a ``dict``) as-is, may be sync (run in a worker thread)
     or async, and its return value becomes the tool result.
+
+    The definition is a custom tool (``name``, ``description``, ``input_schema``), or one of the tools
+    Anthropic defines and your code carries out — memory, bash, the text editor — given by its ``type`` and
+    ``name`` only (``{"type": "memory_20250818", "name": "memory"}``): the API knows its schema, and the
+    handler receives the model's commands.
     """
 
-    definition: ToolParam
-    """The tool definition sent to the API (``name``, ``description``, ``input_schema``, …)."""
+    definition: ToolUnionParam
+    """The tool definition sent to the API (``name``, ``description``, ``input_schema``, …), as given: a custom
+    ``ToolParam``, or one of the SDK's typed dicts of the tools Anthropic defines (``MemoryTool20250818Param``, …)."""
     handler: Callable[[dict[str, Any]], object]
     """Called with the model's input; sync or async."""
     sequential: bool = False
     """Run the whole batch of helper calls one by one when this tool is among them."""
     timeout_s: float | None = None
     """A call still running after this many seconds becomes an error result."""
+    strict: bool = False
+    """Send the tool with Anthropic's ``strict: true``: the model's input always matches the schema (made
+    strict-compatible by the SDK's ``transform_schema``). A definition that says ``"strict": True`` itself is sent
+    as given, its schema included."""
 
     def __post_init__(self) -> None:
         definition: object = self.definition
@@ -73,26 +84,25 @@ class HelperTool:
             raise AgentDefinitionError(
                 f"HelperTool.definition must be a tool definition dict, got {type(definition).__name__}."
             )
-        check_tool_name(definition.get("name"), "HelperTool")
-        schema = definition.get("input_schema")
-        if not isinstance(schema, Mapping) or schema.get("type") != "object":
-            raise AgentDefinitionError(
-                f'HelperTool {definition.get("name")!r} needs an \'input_schema\' with "type": "object".'
-            )
+        name = definition.get("name")
+        check_tool_name(name, "HelperTool")
         if not callable(self.handler):
-            raise AgentDefinitionError(f"HelperTool {definition.get('name')!r}: handler must be callable.")
+            raise AgentDefinitionError(f"HelperTool {name!r}: handler must be callable.")
         # Keep a private copy: editing the caller's dict later must not rename or reshape the tool.
-        object.__setattr__(self, "definition", copy.deepcopy(definition))
-        check_timeout(self.timeout_s, str(definition.get("name")))
+        param = check_definition(dict(copy.deepcopy(definition)))
+        if self.strict:
+            param = strict_param(param)
+        object.__setattr__(self, "definition", param)
+        check_timeout(self.timeout_s, str(name))
 
     @property
     def name(self) -> str:
         """The tool's name."""
-        return self.definition["name"]
+        return str(typing.cast("Mapping[str, Any]", self.definition)["name"])
 
     def to_param(self) -> ToolParam:
         """The definition sent to the API (a fresh copy)."""
-        return copy.deepcopy(self.definition)
+        return typing.cast("ToolParam", copy.deepcopy(self.definition))
 
     async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
         """Run the handler on the model's input."""
@@ -114,6 +124,7 @@ class Tool(Generic[DepsT_contra, P, R]):
     _description: str
     _sequential: bool
     _timeout_s: float | None
+    _strict: bool
     _takes_ctx: bool
     _fields: Mapping[str, str]
     """Parameter name → the input model's field for it (they differ for names pydantic reserves)."""
@@ -129,6 +140,7 @@ class Tool(Generic[DepsT_contra, P, R]):
         description: str | None = None,
         sequential: bool = False,
         timeout_s: float | None = None,
+        strict: bool = False,
     ) -> None:
         if not callable(fn):
             raise AgentDefinitionError(f"@tool needs a function, got {fn!r}.")
@@ -144,6 +156,7 @@ class Tool(Generic[DepsT_contra, P, R]):
             _description=description if description is not None else summary,
             _sequential=sequential,
             _timeout_s=check_timeout(timeout_s, tool_name),
+            _strict=bool(strict),
             _takes_ctx=takes_ctx,
             _fields=fields,
             _input_model=model,
@@ -176,6 +189,11 @@ class Tool(Generic[DepsT_contra, P, R]):
     def timeout_s(self) -> float | None:
         """A call still running after this many seconds becomes an error result."""
         return self._timeout_s
+
+    @property
+    def strict(self) -> bool:
+        """Whether the tool is sent with ``strict: true`` (the model's input always matches the schema)."""
+        return self._strict
 
     @property
     def takes_ctx(self) -> bool:
@@ -224,6 +242,8 @@ class Tool(Generic[DepsT_contra, P, R]):
         param: dict[str, Any] = {"name": self.name, "input_schema": self.input_schema}
         if self.description:
             param["description"] = self.description
+        if self.strict:
+            param = strict_param(param)
         return typing.cast("ToolParam", param)
 
     async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
@@ -267,6 +287,7 @@ def tool(
     description: str | None = None,
     sequential: bool = False,
     timeout_s: float | None = None,
+    strict: bool = False,
 ) -> Tool[D, Concatenate[RunContext[D], P], R]: ...
 @overload
 def tool(
@@ -277,6 +298,7 @@ def tool(
     description: str | None = None,
     sequential: bool = False,
     timeout_s: float | None = None,
+    strict: bool = False,
 ) -> Tool[object, P, R]: ...
 @overload
 def tool(
@@ -285,6 +307,7 @@ def tool(
     description: str | None = None,
     sequential: bool = False,
     timeout_s: float | None = None,
+    strict: bool = False,
 ) -> _ToolDecorator: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -294,6 +317,7 @@ def tool(
     description: str | None = None,
     sequential: bool = False,
     timeout_s: float | None = None,
+    strict: bool = False,
 ) -> Tool[Any, ..., Any] | _ToolDecorator:
     """Make a typed function a helper tool: ``@tool``, ``@tool(name=...)`` or ``tool(fn, ...)``.
 
@@ -307,6 +331,7 @@ def tool(
         description: Tool description; defaults to the docstring's summary.
         sequential: When this tool is in a batch of helper calls, run the batch one by one.
         timeout_s: A call still running after this many seconds becomes an error result.
+        strict: Send the tool with Anthropic's ``strict: true``, so the model's input always matches the schema.
 
     Raises:
         AgentDefinitionError: the name is invalid or the signature cannot be turned into a schema.
@@ -314,11 +339,15 @@ def tool(
     if fn is None:
 
         def decorate(f: Callable[..., Any]) -> Tool[Any, ..., Any]:
-            return Tool(f, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
+            return Tool(
+                f, name=name, description=description, sequential=sequential, timeout_s=timeout_s, strict=strict
+            )
 
         return typing.cast("_ToolDecorator", decorate)
     # Declared, so that pyright solves the deps parameter (it cannot from the function alone).
-    made: Tool[Any, ..., Any] = Tool(fn, name=name, description=description, sequential=sequential, timeout_s=timeout_s)
+    made: Tool[Any, ..., Any] = Tool(
+        fn, name=name, description=description, sequential=sequential, timeout_s=timeout_s, strict=strict
+    )
     return made
 
 

@@ -7,7 +7,7 @@ every ``# pyright: ignore[...]`` one for basedpyright (``reportUnnecessaryTypeIg
 from dataclasses import dataclass
 from typing import Any, assert_type
 
-from anthropic.types import ToolParam
+from anthropic.types import ToolParam, WebSearchTool20250305Param
 from pydantic import BaseModel
 from typing_extensions import TypeForm
 
@@ -19,7 +19,9 @@ from typedagent import (
     RunContext,
     ValidationConfig,
     define_agent,
+    tool,
 )
+from typedagent.server_tools import tool_search, web_search
 
 
 class Triage(BaseModel):
@@ -226,11 +228,34 @@ assert_type(
     AgentDefinition[Triage, Db],
 )
 
-HelperTool(definition={"name": "search"}, handler=search)  # type: ignore[typeddict-item]  # pyright: ignore[reportArgumentType]
-HelperTool(definition={"name": "search", "input_schema": SCHEMA, "descripton": "typo"}, handler=search)  # type: ignore[typeddict-unknown-key]  # pyright: ignore[reportArgumentType]
+HelperTool(definition={"name": "search"}, handler=search)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+HelperTool(definition={"name": "search", "input_schema": SCHEMA, "descripton": "typo"}, handler=search)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 HelperTool(definition="search", handler=search)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 HelperTool(definition=untyped_definition, handler=search)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 HelperTool(definition=definition, handler=search_text)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+# Tools Anthropic defines are declared by type and name (the SDK's typed dicts), strict tools by a flag.
+memory = HelperTool(definition={"type": "memory_20250818", "name": "memory"}, handler=search)
+assert_type(HelperTool(definition=definition, handler=search, strict=True).strict, bool)
+assert_type(tool(strict=True)(search_text).strict, bool)
+
+# Server tools: the typed constructors, the SDK's typed dicts, or any dict with a type and a name.
+sdk_search: WebSearchTool20250305Param = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+assert_type(
+    define_agent(
+        name="researcher",
+        model="claude-sonnet-4-5",
+        output=OutputTool(Triage),
+        server_tools=[web_search(max_uses=3, user_location={"type": "approximate", "city": "Paris"}), sdk_search],
+    ),
+    AgentDefinition[Triage, None],
+)
+define_agent(name="r", model="m", output=OutputTool(Triage), server_tools=[{"type": "x_20990101", "name": "x"}])
+define_agent(name="r", model="m", output=OutputTool(Triage), server_tools=web_search())  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+web_search(max_uses="3")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+web_search(user_location={"city": "Paris"})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+tool_search("fuzzy")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 
 
 # ValidationConfig: two positive ints, keyword-only.

@@ -115,8 +115,13 @@ def _targets(spec: str) -> list[Target]:
 
 def _describe(agent: AgentDefinition[Any, Any]) -> str:
     helpers = len(agent.helpers)
+    servers = len(agent.server_tools)
+    server_part = f", {servers} server tool{'s' if servers != 1 else ''}" if servers else ""
     reflection = ", reflection" if agent.reflection_enabled else ""
-    return f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}, output {agent.output.name!r}{reflection}"
+    return (
+        f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}{server_part}, output {agent.output.name!r}"
+        f"{reflection}"
+    )
 
 
 def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
@@ -127,6 +132,10 @@ def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
         definition: Mapping[str, Any] = param
         name = definition.get("name")
         label = f"tool {name!r}"
+        if _anthropic_defined(definition):
+            # A server tool, or a client tool Anthropic defines: the API brings its description and schema.
+            problems.extend(_json_problems(label, param))
+            continue
         if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
             problems.append(f"{label}: invalid name; use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'")
         elif name in seen:
@@ -146,13 +155,23 @@ def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
             )
         schema = definition.get("input_schema")
         problems.extend(f"{label}: input_schema{where}: {what}" for where, what in schema_problems(schema))
-        try:
-            json.dumps(param)
-        except (TypeError, ValueError) as exc:
-            problems.append(f"{label}: the definition is not JSON-serialisable ({exc})")
+        problems.extend(_json_problems(label, param))
         if definition.get("strict") and isinstance(schema, Mapping):
             problems.extend(f"{label}: {problem}" for problem in strict_problems(schema))
     return problems
+
+
+def _anthropic_defined(definition: Mapping[str, Any]) -> bool:
+    kind = definition.get("type")
+    return isinstance(kind, str) and kind != "custom"
+
+
+def _json_problems(label: str, param: object) -> list[str]:
+    try:
+        json.dumps(param)
+    except (TypeError, ValueError) as exc:
+        return [f"{label}: the definition is not JSON-serialisable ({exc})"]
+    return []
 
 
 def _mapping(value: object) -> Mapping[str, Any] | None:

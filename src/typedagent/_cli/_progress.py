@@ -114,7 +114,7 @@ class Summary:
         for message in cast("list[dict[str, Any]]", metadata.messages):
             content = message["content"]
             if message["role"] == "assistant" and not isinstance(content, str):
-                calls.update(block["name"] for block in content if block["type"] == "tool_use")
+                calls.update(block["name"] for block in content if block["type"] in _CALL_BLOCKS)
         return cls(len(metadata.attempts), metadata.iterations, calls, metadata.tokens, metadata.latency_ms)
 
     def counts(self) -> str:
@@ -129,9 +129,17 @@ class Summary:
     def token_line(self) -> str:
         """``3,410 tokens (input 2,078 · output 452 · cache write 920 · cache read 3,680)``."""
         t = self.tokens
+        requests = "".join(
+            f" · {count:,} {noun if count == 1 else plural}"
+            for count, noun, plural in (
+                (t.web_search_requests, "web search", "web searches"),
+                (t.web_fetch_requests, "web fetch", "web fetches"),
+            )
+            if count
+        )
         return (
             f"{t.total:,} tokens (input {t.input_tokens:,} · output {t.output_tokens:,} · "
-            f"cache write {t.cache_creation_input_tokens:,} · cache read {t.cache_read_input_tokens:,})"
+            f"cache write {t.cache_creation_input_tokens:,} · cache read {t.cache_read_input_tokens:,}){requests}"
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -159,6 +167,8 @@ class Progress:
         self.lines = make_lines(stream)
         self._inputs: dict[str, dict[str, Any]] = {}
         self._output_type: str | None = None
+        self._on_the_server: set[str] = set()
+        """Ids of the server and MCP calls announced: the API ran them, so no duration is shown."""
 
     def callbacks(self) -> ExecuteCallbacks:
         """The hooks to pass to ``execute_agent``."""
@@ -239,6 +249,8 @@ class Progress:
             self._emit("tool_call", state, id=event.id, name=event.name, kind=event.kind, input=event.input)
             return
         self._inputs[event.id] = event.input
+        if event.kind in ("server", "mcp"):
+            self._on_the_server.add(event.id)
         self.lines.status(f"attempt {state.attempt} · iteration {state.iteration} · running {event.name}…")
 
     def _tool_result(self, state: ExecutionState, event: ToolResult) -> None:
@@ -254,6 +266,8 @@ class Progress:
             )
             return
         tool_input = self._inputs.pop(event.id, {})
+        where = " · by the API" if event.id in self._on_the_server else f" · {_duration(event.duration_ms)}"
+        self._on_the_server.discard(event.id)
         arguments = _clip(json.dumps(tool_input, ensure_ascii=False), 70) if tool_input else ""
         mark, style = ("✗ ", "red") if event.is_error else ("✓ ", "green")
         self.lines.line(
@@ -263,7 +277,7 @@ class Progress:
             f" {arguments}" if arguments else "",
             (" → ", "dim"),
             (_clip(event.content, 90), "red" if event.is_error else ""),
-            (f" · {_duration(event.duration_ms)}", "dim"),
+            (where, "dim"),
         )
         self.lines.status(f"attempt {state.attempt} · waiting for the model…")
 
@@ -312,6 +326,9 @@ class Progress:
                 ("  callback error: ", "yellow"), f"{failed.callback}: {failed.error_type}: {failed.message}"
             )
         return summary
+
+
+_CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 
 def _plural(count: int, noun: str) -> str:

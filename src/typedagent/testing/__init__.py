@@ -3,7 +3,12 @@
 - ``ScriptedClient`` answers from a script of responses built with the helpers here
   (``tool_call``, ``output_call``, ``submit_call``, ``text``, ``response``, ``api_error``, …, each a
   ``ScriptStep``) and records every request; ``FunctionClient`` answers with a function of the request
-  (a ``MessagesRequest``).
+  (a ``MessagesRequest``). Both offer ``client.beta.messages.create`` too (requests with beta parameters).
+- Server and MCP tool calls the API carries out are scripted as blocks of a response
+  (``web_search_call``/``web_search_result``, ``web_fetch_*``, ``code_execution_*``, ``mcp_tool_*``,
+  ``server_tool_call``/``server_tool_result``), a paused turn with ``pause_turn(...)``, a container with
+  ``response(..., container=...)``, server tool requests and per-iteration usage with ``usage(...)`` and
+  ``iteration_usage(...)``.
 - ``RecordingClient`` / ``ReplayClient`` save and replay real conversations as JSON cassettes.
 - ``FakeAnthropicServer`` serves the same scripts over real HTTP on 127.0.0.1, with fault injection
   and the API's rate limits (``ServerRateLimits``), so the ``anthropic`` SDK's retries and timeouts
@@ -36,8 +41,10 @@ from ._items import (
     api_error,
     delay,
     dropped_connection,
+    iteration_usage,
     malformed_body,
     output_call,
+    pause_turn,
     redacted_thinking,
     response,
     script_from_json,
@@ -53,6 +60,18 @@ from ._ratelimit import ServerRateLimits
 from ._schema_client import SchemaClient, use_client
 from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient
 from ._server import FakeAnthropicServer
+from ._server_items import (
+    code_execution_call,
+    code_execution_result,
+    mcp_tool_call,
+    mcp_tool_result,
+    server_tool_call,
+    server_tool_result,
+    web_fetch_call,
+    web_fetch_result,
+    web_search_call,
+    web_search_result,
+)
 from ._strategies import outputs
 
 __all__ = [
@@ -79,23 +98,35 @@ __all__ = [
     "ServerRateLimits",
     "api_error",
     "assert_valid_conversation",
+    "code_execution_call",
+    "code_execution_result",
     "conversation",
     "conversation_problems",
     "delay",
     "dropped_connection",
     "format_conversation",
+    "iteration_usage",
     "malformed_body",
+    "mcp_tool_call",
+    "mcp_tool_result",
     "output_call",
     "outputs",
+    "pause_turn",
     "redact",
     "redacted_thinking",
     "response",
     "script_from_json",
     "script_to_json",
+    "server_tool_call",
+    "server_tool_result",
     "submit_call",
     "text",
     "thinking",
     "tool_call",
     "usage",
     "use_client",
+    "web_fetch_call",
+    "web_fetch_result",
+    "web_search_call",
+    "web_search_result",
 ]

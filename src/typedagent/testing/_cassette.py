@@ -110,11 +110,17 @@ def _error_entry(exc: Exception) -> dict[str, Any] | None:
 
 
 class _Forwarding:
-    def __init__(self, client: RecordingClient) -> None:
+    def __init__(self, client: RecordingClient, *, beta: bool = False) -> None:
         self._client = client
+        self._beta = beta
 
     def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
-        return self._client._create(**params)
+        return self._client._create(params, beta=self._beta)
+
+
+class _ForwardingBeta:
+    def __init__(self, client: RecordingClient) -> None:
+        self.messages = _Forwarding(client, beta=True)
 
 
 class RecordingClient:
@@ -140,12 +146,20 @@ class RecordingClient:
         self.entries: list[dict[str, Any]] = []
         """The recorded calls, as written to the file."""
         self.messages = _Forwarding(self)
+        self.beta = _ForwardingBeta(self)
+        """``client.beta.messages.create`` (requests with beta parameters), forwarded to the wrapped client's."""
         self._secrets = _client_secrets(client)
 
-    def _create(self, **params: Any) -> Coroutine[Any, Any, Message]:
+    def _create(self, params: dict[str, Any], *, beta: bool) -> Coroutine[Any, Any, Message]:
         # The wrapped client is called now, not when the call is awaited, so that what it raises as it is
         # called (a test double's ScriptError) still reaches execute_agent as it is called.
-        call = self.client.messages.create(**params)
+        resource: Any = getattr(getattr(self.client, "beta", None), "messages", None) if beta else self.client.messages
+        if resource is None:
+            raise TypeError(
+                f"RecordingClient: the request has beta parameters, but the wrapped {type(self.client).__name__} "
+                "has no beta.messages to send them through: wrap an AsyncAnthropic (or a testing client)."
+            )
+        call = resource.create(**params)
         return self._record(params, call)
 
     async def _record(self, params: dict[str, Any], call: Awaitable[Message]) -> Message:

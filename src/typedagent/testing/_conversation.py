@@ -78,7 +78,10 @@ def conversation_problems(run: Conversation) -> list[str]:
 
     Checked: the first turn is the user's; roles alternate; every ``tool_use`` of an assistant turn is
     answered by a ``tool_result`` with the same id, in the same order, first in the next user turn;
-    no ``tool_result`` answers anything else; tool_use ids are unique.
+    no ``tool_result`` answers anything else; tool_use ids are unique. A call the API carries out itself
+    (``server_tool_use``, ``mcp_tool_use``) is answered by its result block (``web_search_tool_result``,
+    ``mcp_tool_result``, …) later in the same assistant turn — unless that turn is the last, paused one — and
+    never by a ``tool_result``.
     """
     messages = conversation(run)
     problems: list[str] = []
@@ -98,8 +101,10 @@ def conversation_problems(run: Conversation) -> list[str]:
         if not blocks:
             problems.append(f"message {index}: empty content")
         if role == "assistant":
+            problems.extend(_server_call_problems(index, blocks, last=index == len(messages) - 1))
             uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
-            for use_id in uses:
+            server_ids = [b.get("id") for b in blocks if b.get("type") in _SERVER_CALLS]
+            for use_id in [*uses, *server_ids]:
                 if use_id in seen_ids:
                     problems.append(f"message {index}: tool_use id {use_id!r} repeats an earlier one")
                 seen_ids.add(str(use_id))
@@ -123,6 +128,31 @@ def conversation_problems(run: Conversation) -> list[str]:
                         f"message {index}: tool_result for {block.get('tool_use_id')!r} answers no tool_use "
                         "of the previous turn"
                     )
+    return problems
+
+
+_SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
+
+
+def _server_call_problems(index: int, blocks: list[Mapping[str, Any]], *, last: bool) -> list[str]:
+    """Each server or MCP call of an assistant turn answered by its result block after it, in the same turn."""
+    problems: list[str] = []
+    open_calls: list[Any] = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind in _SERVER_CALLS:
+            open_calls.append(block.get("id"))
+        elif isinstance(kind, str) and kind != "tool_result" and kind.endswith("_tool_result"):
+            answered = block.get("tool_use_id")
+            if answered in open_calls:
+                open_calls.remove(answered)
+            else:
+                problems.append(f"message {index}: {kind} for {answered!r} answers no earlier call of its turn")
+    if open_calls and not last:
+        problems.append(
+            f"message {index}: server tool call(s) {open_calls} have no result in their turn (only the last, "
+            "paused turn may end with one)"
+        )
     return problems
 
 
@@ -164,6 +194,10 @@ def format_conversation(run: Conversation, *, width: int = 100) -> str:
                 detail = clip(f"#{block.get('tool_use_id')}{flag} {block.get('content')}")
             elif kind == "thinking":
                 detail = clip(block.get("thinking"))
+            elif kind in _SERVER_CALLS:
+                detail = clip(f"{block.get('name')}#{block.get('id')} {block.get('input')}")
+            elif isinstance(kind, str) and kind.endswith("_tool_result"):
+                detail = clip(f"#{block.get('tool_use_id')} {block.get('content')}")
             else:
                 detail = kind or "?"
             lines.append(f"[{index}] {message.get('role')}: {kind}: {detail}")

@@ -6,9 +6,9 @@ items through ``render_message``, so a script means the same thing in process an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, TypeAlias, cast
 
 import pydantic
 from pydantic_core import to_jsonable_python
@@ -69,7 +69,8 @@ class ScriptStep:
 class Block(ScriptStep):
     """One content block of a scripted response."""
 
-    type: Literal["text", "tool_use", "thinking", "redacted_thinking"]
+    type: str
+    """The block's ``type``: ``text``, ``tool_use``, ``thinking``, ``server_tool_use``, ``web_search_tool_result``, …"""
     data: Mapping[str, Any]
     output: bool = False
     """A call of the agent's output tool whose name is resolved from the request."""
@@ -77,7 +78,7 @@ class Block(ScriptStep):
     """A call of a tool the request does not offer, on purpose."""
 
 
-def _default_usage() -> Mapping[str, int]:
+def _default_usage() -> Mapping[str, Any]:
     return {"input_tokens": 10, "output_tokens": 5}
 
 
@@ -88,7 +89,11 @@ class ScriptedResponse(ScriptStep):
     blocks: tuple[Block, ...]
     stop_reason: str | None = None
     """Defaults to ``tool_use`` when the response calls a tool, else ``end_turn``."""
-    usage: Mapping[str, int] = field(default_factory=_default_usage)
+    usage: Mapping[str, Any] = field(default_factory=_default_usage)
+    container: str | None = None
+    """The id of the container the response names (code execution), if any."""
+    model: str | None = None
+    """The model the response names; default: the request's ``model``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -244,18 +249,70 @@ def usage(
     output_tokens: int = 5,
     cache_creation_input_tokens: int = 0,
     cache_read_input_tokens: int = 0,
-) -> dict[str, int]:
-    """Custom token usage for ``response(..., usage=...)``."""
-    return {
+    *,
+    web_search_requests: int | None = None,
+    web_fetch_requests: int | None = None,
+    iterations: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Custom usage for ``response(..., usage=...)``, as the API reports it.
+
+    Args:
+        input_tokens: Uncached input tokens.
+        output_tokens: Output tokens.
+        cache_creation_input_tokens: Input tokens written to the prompt cache.
+        cache_read_input_tokens: Input tokens read from the prompt cache.
+        web_search_requests: Web searches run for the response (``usage.server_tool_use``).
+        web_fetch_requests: Pages fetched for the response (``usage.server_tool_use``).
+        iterations: The per-iteration breakdown (``usage.iterations``), built with ``iteration_usage()``.
+    """
+    built: dict[str, Any] = {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "cache_creation_input_tokens": cache_creation_input_tokens,
         "cache_read_input_tokens": cache_read_input_tokens,
     }
+    if web_search_requests is not None or web_fetch_requests is not None:
+        built["server_tool_use"] = {
+            "web_search_requests": web_search_requests or 0,
+            "web_fetch_requests": web_fetch_requests or 0,
+        }
+    if iterations is not None:
+        built["iterations"] = [dict(entry) for entry in iterations]
+    return built
+
+
+def iteration_usage(
+    type: str = "message",
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    *,
+    cache_creation_input_tokens: int = 0,
+    cache_read_input_tokens: int = 0,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """One entry of ``usage(iterations=[...])``, the per-iteration breakdown of a response's usage.
+
+    A sampling iteration (``message``) is part of the top-level counters; a ``compaction`` or an
+    ``advisor_message`` (with the advisor's ``model``) is not, and the API reports its tokens only here.
+    """
+    entry: dict[str, Any] = {
+        "type": type,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": cache_creation_input_tokens,
+        "cache_read_input_tokens": cache_read_input_tokens,
+    }
+    if model is not None:
+        entry["model"] = model
+    return entry
 
 
 def response(
-    *blocks: Block | str, stop_reason: str | None = None, usage: Mapping[str, int] | None = None
+    *blocks: Block | str,
+    stop_reason: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    container: str | None = None,
+    model: str | None = None,
 ) -> ScriptedResponse:
     """One response made of several blocks (strings become text blocks).
 
@@ -263,11 +320,26 @@ def response(
         *blocks: Content blocks in order.
         stop_reason: Override the stop reason (``max_tokens``, ``refusal``, ``pause_turn``, …).
         usage: Token usage (see ``usage()``); default 10 input, 5 output.
+        container: The id of the container the response names (code execution), e.g. ``"container_011C..."``.
+        model: The model the response names (default: the request's ``model``), e.g. a dated id.
     """
     built = tuple(text(b) if isinstance(b, str) else b for b in blocks)
-    if usage is None:
-        return ScriptedResponse(blocks=built, stop_reason=stop_reason)
-    return ScriptedResponse(blocks=built, stop_reason=stop_reason, usage=dict(usage))
+    return ScriptedResponse(
+        blocks=built,
+        stop_reason=stop_reason,
+        usage=dict(usage) if usage is not None else _default_usage(),
+        container=container,
+        model=model,
+    )
+
+
+def pause_turn(*blocks: Block | str, usage: Mapping[str, Any] | None = None) -> ScriptedResponse:
+    """A response the API paused (``stop_reason: "pause_turn"``): the next response continues the same turn.
+
+    A long server tool loop is paused this way; its last block is often a ``server_tool_use`` whose result
+    opens the next response.
+    """
+    return response(*blocks, stop_reason="pause_turn", usage=usage)
 
 
 def api_error(
@@ -339,17 +411,32 @@ def render_message(
 ) -> dict[str, Any]:
     """The Messages API response JSON for an answering item, given the request it answers.
 
-    Resolves ``output_call`` names from the request's tools and generates missing tool_use ids.
+    Resolves ``output_call`` names from the request's tools, generates missing tool_use ids (``srvtoolu_``
+    and ``mcptoolu_`` ones for server and MCP calls), and points a server tool result without a ``tool_use_id``
+    at the last server or MCP call before it in the response.
 
     Raises:
-        ScriptError: A block calls a tool the request does not offer (and is not marked ``unknown``).
+        ScriptError: A block calls a tool the request does not offer (and is not marked ``unknown``), or a server
+            tool result has no call to answer.
     """
     scripted = as_response(item)
     offered = [tool.get("name") for tool in params.get("tools") or ()]
     content: list[dict[str, Any]] = []
+    last_server_call: str | None = None
     for index, block in enumerate(scripted.blocks, start=1):
         data = dict(block.data)
-        if block.type == "tool_use":
+        if block.type in SERVER_CALL_PREFIXES:
+            data["id"] = data.get("id") or f"{SERVER_CALL_PREFIXES[block.type]}{new_id().removeprefix('toolu_')}"
+            last_server_call = data["id"]
+        elif block.type.endswith("_tool_result") and "tool_use_id" in data and data["tool_use_id"] is None:
+            if last_server_call is None:
+                raise ScriptError(
+                    f"{source}: response {call}, block {index} ({block.type}) follows no server tool call in its "
+                    "response: pass tool_use_id= with the id of the call it answers (a call of the paused response "
+                    "before it, say)."
+                )
+            data["tool_use_id"] = last_server_call
+        elif block.type == "tool_use":
             if block.output:
                 candidates = [tool for tool in params.get("tools") or () if tool.get("name") != "submit"]
                 if not candidates:
@@ -364,16 +451,26 @@ def render_message(
             data["id"] = data["id"] or new_id()
         content.append({"type": block.type, **data})
     has_tool = any(block.type == "tool_use" for block in scripted.blocks)
-    return {
+    message: dict[str, Any] = {
         "id": message_id,
         "type": "message",
         "role": "assistant",
-        "model": params.get("model", "scripted"),
+        "model": scripted.model or params.get("model", "scripted"),
         "content": content,
         "stop_reason": scripted.stop_reason or ("tool_use" if has_tool else "end_turn"),
         "stop_sequence": None,
         "usage": dict(scripted.usage),
     }
+    if scripted.container is not None:
+        message["container"] = {"id": scripted.container, "expires_at": CONTAINER_EXPIRY}
+    return message
+
+
+SERVER_CALL_PREFIXES: Final = {"server_tool_use": "srvtoolu_", "mcp_tool_use": "mcptoolu_"}
+"""The calls the API carries out itself, and the prefix of the ids it gives them."""
+
+CONTAINER_EXPIRY: Final = "2030-01-01T00:00:00Z"
+"""When a scripted container expires (far enough away for any test run)."""
 
 
 def _wrapped_if_needed(tool_input: object, schema: object) -> object:
@@ -421,7 +518,12 @@ def _item_to_json(item: ScriptItem) -> Any:
         if block.unknown:
             data["unknown"] = True
         blocks.append(data)
-    return {"kind": "response", "content": blocks, "stop_reason": scripted.stop_reason, "usage": dict(scripted.usage)}
+    entry = {"kind": "response", "content": blocks, "stop_reason": scripted.stop_reason, "usage": dict(scripted.usage)}
+    if scripted.container is not None:
+        entry["container"] = scripted.container
+    if scripted.model is not None:
+        entry["model"] = scripted.model
+    return entry
 
 
 def script_from_json(data: Iterable[Any]) -> list[ScriptItem]:
@@ -456,8 +558,14 @@ def _item_from_json(value: object) -> ScriptItem:
             blocks.append(
                 Block(type=raw["type"], data=data, output=bool(raw.get("output")), unknown=bool(raw.get("unknown")))
             )
-        usage: Mapping[str, int] | None = entry.get("usage")
-        return response(*blocks, stop_reason=entry.get("stop_reason"), usage=usage)
+        usage: Mapping[str, Any] | None = entry.get("usage")
+        return response(
+            *blocks,
+            stop_reason=entry.get("stop_reason"),
+            usage=usage,
+            container=entry.get("container"),
+            model=entry.get("model"),
+        )
     raise ValueError(
         f"script entry {value!r} is not a script item: expected a string or an object whose 'kind' is "
         "'response', 'error', 'delay' or 'malformed' (see script_to_json)."

@@ -29,8 +29,9 @@ FunctionReturn: TypeAlias = "Message | ScriptItem | Mapping[str, Any]"
 
 
 class _Messages:
-    def __init__(self, client: _InProcessClient) -> None:
+    def __init__(self, client: _InProcessClient, *, beta: bool = False) -> None:
         self._client = client
+        self._beta = beta
 
     def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
         """Record the request and check it against the script now; the answer comes when the call is awaited.
@@ -38,8 +39,15 @@ class _Messages:
         A script that cannot answer raises ``ScriptError`` here, as the call is made: ``execute_agent`` lets
         exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails.
         """
-        request, call = self._client._record(params)
+        request, call = self._client._record(params, beta=self._beta)
         return self._client._respond(request, call)
+
+
+class _Beta:
+    """``client.beta``: its ``messages.create`` answers from the same script, with a ``BetaMessage``."""
+
+    def __init__(self, client: _InProcessClient) -> None:
+        self.messages = _Messages(client, beta=True)
 
 
 class _InProcessClient:
@@ -55,11 +63,17 @@ class _InProcessClient:
         self.requests: list[MessagesRequest] = []
         """Every request received, as keyword arguments (messages copied at call time)."""
         self.messages = _Messages(self)
+        self.beta = _Beta(self)
+        """``client.beta.messages.create``, where requests with beta parameters go: the same script answers."""
         self._ids = itertools.count(1)
+        self._beta_calls: set[int] = set()
+        """The calls that came through ``beta.messages``: answered with a ``BetaMessage``, as the SDK's are."""
 
-    def _record(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    def _record(self, params: Mapping[str, Any], *, beta: bool = False) -> tuple[dict[str, Any], int]:
         request = {**params, "messages": list(params.get("messages", ()))}
         self.requests.append(request)
+        if beta:
+            self._beta_calls.add(len(self.requests))
         return request, len(self.requests)
 
     def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
@@ -83,11 +97,16 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
-        return _deliver(pause, item)
+        return _deliver(pause, item, beta=call in self._beta_calls)
 
 
-async def _deliver(pause: float, item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any]) -> Message:
-    """What the SDK returns or raises for a rendered item, after ``pause`` seconds (a slow response)."""
+async def _deliver(
+    pause: float, item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any], *, beta: bool = False
+) -> Message:
+    """What the SDK returns or raises for a rendered item, after ``pause`` seconds (a slow response).
+
+    ``beta``: the call came through ``beta.messages``, whose responses the SDK builds as ``BetaMessage``.
+    """
     from anthropic.types import Message
 
     if pause:
@@ -97,11 +116,11 @@ async def _deliver(pause: float, item: Message | ApiErrorSpec | MalformedBody | 
     if isinstance(item, ApiErrorSpec):
         raise item.to_exception()
     if isinstance(item, MalformedBody):
-        return _parse_malformed(item)
-    return build_message(item)
+        return _parse_malformed(item, beta=beta)
+    return build_message(item, beta=beta)
 
 
-def build_message(data: Mapping[str, Any]) -> Message:
+def build_message(data: Mapping[str, Any], *, beta: bool = False) -> Message:
     """A response body as the SDK's client builds it: unvalidated, nested models constructed, nothing dropped.
 
     The SDK does not validate response bodies (unless the client is made with
@@ -110,21 +129,23 @@ def build_message(data: Mapping[str, Any]) -> Message:
     responses are built the same way, so they behave exactly like live ones.
     """
     from anthropic.types import Message
+    from anthropic.types.beta import BetaMessage
 
+    model = BetaMessage if beta else Message
     try:
         # Strict validation builds the same objects five times faster for a body the installed SDK fully knows
         # (no coercion: a string where a count belongs is not turned into a number).
-        return Message.model_validate(data, strict=True)
+        return cast("Message", model.model_validate(data, strict=True))
     except pydantic.ValidationError:
-        return Message.construct(**data)
+        return cast("Message", model.construct(**data))
 
 
-def _parse_malformed(item: MalformedBody) -> Message:
+def _parse_malformed(item: MalformedBody, *, beta: bool) -> Message:
     """What the SDK makes of a body that is not a Message: a status error, a JSON error, or an unvalidated model."""
     if item.status >= 400:
         raise ApiErrorSpec(status=item.status, message=item.body).to_exception()
     data: object = json.loads(item.body)  # the SDK lets this JSONDecodeError through, so do we
-    return build_message(cast("dict[str, Any]", data) if isinstance(data, dict) else {})
+    return build_message(cast("dict[str, Any]", data) if isinstance(data, dict) else {}, beta=beta)
 
 
 class ScriptedClient(_InProcessClient):

@@ -22,6 +22,7 @@ from ._items import (
     ScriptedResponse,
     ScriptError,
     ScriptItem,
+    as_response,
     error_body,
     render_message,
 )
@@ -382,9 +383,9 @@ class FakeAnthropicServer:
                     "Add a response for it (the client asked for more turns or retries than the script provides)."
                 )
             return self.script[index]
-        turn = sum(1 for message in params.get("messages") or () if message.get("role") == "assistant")
         retry = int(headers.get("x-stainless-retry-count", "0") or "0")
         steps = self._conversation_steps()
+        turn = _position(params.get("messages") or (), steps)
         if turn >= len(steps):
             raise ScriptError(
                 f"{_SOURCE}: request {call} is turn {turn + 1} of its conversation, but the script has only "
@@ -439,6 +440,34 @@ class FakeAnthropicServer:
             source=_SOURCE,
         )
         return _json_reply(200, message, {"request-id": request_id})
+
+
+def _position(messages: Iterable[Mapping[str, Any]], steps: list[tuple[list[ScriptItem], ScriptItem | None]]) -> int:
+    """How many scripted responses the conversation already holds.
+
+    One per assistant turn; for a turn made of paused responses continued (``pause_turn``), one per response
+    it merges.
+    """
+    position = 0
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        size = 1 if isinstance(content, str) else len(content or ())
+        consumed = 0
+        while True:
+            scripted = _scripted(steps[position][1]) if position < len(steps) else None
+            position += 1
+            consumed += len(scripted.blocks) if scripted is not None else size
+            if scripted is None or scripted.stop_reason != "pause_turn" or consumed >= size:
+                break
+    return position
+
+
+def _scripted(item: ScriptItem | None) -> ScriptedResponse | None:
+    while isinstance(item, Delayed):
+        item = item.item
+    return as_response(item) if item is not None else None
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, str, dict[str, str], bytes] | None:

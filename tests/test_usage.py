@@ -1,0 +1,140 @@
+"""Usage is complete: per-iteration tokens, server tool requests, the model that answered, request ids."""
+
+from __future__ import annotations
+
+import typing
+
+import anthropic
+import httpx2
+import pytest
+from anthropic.types.beta.beta_iterations_usage import BetaIterationsUsageItem
+from support import GOOD, handing_over, recorded, run, triage_agent
+
+from typedagent import AgentErrorCode, ApiErrorContext, ExecutionLimits, TokenUsage, execute_agent
+from typedagent._usage import ITERATIONS_IN_TOP_LEVEL
+from typedagent.testing import FunctionClient, ScriptedClient, iteration_usage, output_call, response, usage
+
+
+def test_every_iteration_kind_of_the_sdk_is_classified() -> None:
+    """ITERATIONS_IN_TOP_LEVEL covers each usage.iterations entry type the SDK knows (a new one fails here)."""
+    (union, *_) = typing.get_args(BetaIterationsUsageItem)
+    kinds = {typing.get_args(entry.model_fields["type"].annotation)[0] for entry in typing.get_args(union)}
+    assert set(ITERATIONS_IN_TOP_LEVEL) == kinds
+
+
+def test_compaction_tokens_reported_only_per_iteration_are_counted() -> None:
+    """The recorded compaction's 55,196 input tokens, absent from the top-level usage, are in the totals.
+
+    compaction_response.json is pydantic-ai's test_anthropic_compaction_end_to_end.yaml.
+    """
+    message = recorded("compaction_response.json")
+    assert message["usage"]["input_tokens"] == 220
+    assert TokenUsage.from_usage(message["usage"]) == TokenUsage(input_tokens=220 + 55_196, output_tokens=8 + 125)
+
+
+def test_advisor_tokens_are_counted_and_executor_iterations_not_twice() -> None:
+    """The advisor's iteration is added; the executor's message iterations are already the top-level counters.
+
+    advisor_response.json is pydantic-ai's test_anthropic_advisor_tool.yaml: top-level 2,390 input tokens =
+    1,128 + 1,262 (message iterations); the advisor_message iteration used 2,518 more.
+    """
+    counted = TokenUsage.from_usage(recorded("advisor_response.json")["usage"])
+    assert counted == TokenUsage(input_tokens=2390 + 2518, output_tokens=121 + 22)
+
+
+def test_server_tool_requests_are_read_and_summed() -> None:
+    """usage.server_tool_use gives web_search_requests and web_fetch_requests, added like the token counters."""
+    paused, resumed = recorded("pause_turn_responses.json")
+    fetched = recorded("web_fetch_response.json")
+    total = sum((TokenUsage.from_usage(message["usage"]) for message in (paused, resumed, fetched)), TokenUsage())
+    assert (total.web_search_requests, total.web_fetch_requests) == (15, 1)
+    assert total.total == total.input_tokens + total.output_tokens  # requests are not tokens
+
+
+def test_malformed_iterations_count_nothing() -> None:
+    """Iterations that are not a list, entries without counters or with negative ones add nothing."""
+    assert TokenUsage.from_usage({"input_tokens": 5, "output_tokens": 1, "iterations": "x"}) == TokenUsage(  # type: ignore[arg-type]
+        input_tokens=5, output_tokens=1
+    )
+    broken = {"input_tokens": 5, "output_tokens": 1, "iterations": [{"type": "compaction", "input_tokens": -9}, 3]}
+    assert TokenUsage.from_usage(broken) == TokenUsage(input_tokens=5, output_tokens=1)  # type: ignore[arg-type]
+
+
+async def test_max_total_tokens_counts_tokens_reported_per_iteration() -> None:
+    """A compaction's tokens count against the budget: the next call is not made."""
+    compacted = usage(
+        input_tokens=220,
+        output_tokens=8,
+        iterations=[iteration_usage("compaction", 55_196, 125), iteration_usage("message", 220, 8)],
+    )
+    client = ScriptedClient([response("Compacted; working on it.", stop_reason="end_turn", usage=compacted)])
+    result = await run(triage_agent(), client, limits=ExecutionLimits(max_total_tokens=50_000))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TOKEN_BUDGET_EXCEEDED
+    assert result.metadata.tokens.total == 55_196 + 125 + 220 + 8
+    assert len(client.requests) == 1
+
+
+async def test_metadata_records_the_model_that_answered() -> None:
+    """response_model is the dated id the response named; model stays the alias the agent asked for."""
+    client = ScriptedClient([response(output_call(GOOD), model="claude-sonnet-4-6-20260217")])
+    result = await run(triage_agent(), client)
+    assert (result.metadata.model, result.metadata.response_model) == (
+        "claude-sonnet-4-6",
+        "claude-sonnet-4-6-20260217",
+    )
+
+
+async def test_response_model_is_none_when_nothing_answered() -> None:
+    """An execution whose only call failed has no response model."""
+    from typedagent.testing import api_error
+
+    result = await run(triage_agent(), ScriptedClient([api_error(400)]))
+    assert result.metadata.response_model is None
+
+
+async def test_request_id_is_read_from_the_error_body_when_the_header_is_missing() -> None:
+    """A 404 whose headers carry no request-id still names its request: the error body's request_id.
+
+    error_without_request_id_header.json is pydantic-ai's test_anthropic_count_tokens_error.yaml.
+    """
+    recorded_error = recorded("error_without_request_id_header.json")
+
+    async def answer(request: object) -> object:
+        http = httpx2.Response(
+            recorded_error["status"],
+            json=recorded_error["body"],
+            headers=recorded_error["headers"],
+            request=httpx2.Request("POST", "https://api.anthropic.com/v1/messages"),
+        )
+        raise anthropic.NotFoundError("Error code: 404", response=http, body=recorded_error["body"])
+
+    result = await execute_agent(triage_agent(), "hi", client=FunctionClient(answer))  # type: ignore[arg-type]
+    assert not result.ok
+    context = result.error.context
+    assert isinstance(context, ApiErrorContext)
+    assert (context.status_code, context.request_id) == (404, "req_011CVEA3SF7rnb3DuBZytqQa")
+
+
+@pytest.mark.parametrize("body", [None, "not json", {"request_id": 7}, {"request_id": ""}])
+async def test_no_request_id_anywhere_is_none(body: object) -> None:
+    """Without the header and without a string request_id in the body, request_id is None."""
+
+    async def answer(request: object) -> object:
+        http = httpx2.Response(500, request=httpx2.Request("POST", "https://api.anthropic.com/v1/messages"))
+        raise anthropic.InternalServerError("Error code: 500", response=http, body=body)
+
+    result = await execute_agent(triage_agent(), "hi", client=FunctionClient(answer))  # type: ignore[arg-type]
+    assert not result.ok
+    assert isinstance(result.error.context, ApiErrorContext)
+    assert result.error.context.request_id is None
+
+
+async def test_execution_totals_include_each_responses_server_requests() -> None:
+    """metadata.tokens sums web searches over the paused and the resumed response of one turn."""
+    paused, resumed = recorded("pause_turn_responses.json")
+    responses = [paused, handing_over(resumed, GOOD)]
+    result = await run(triage_agent(), FunctionClient(lambda request: responses.pop(0)))  # type: ignore[arg-type]
+    assert result.metadata.tokens.web_search_requests == 15
+    assert result.metadata.attempts[0].tokens.web_search_requests == 15
+    assert result.metadata.tokens.input_tokens == 401_468 + 494_549
