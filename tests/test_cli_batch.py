@@ -100,7 +100,10 @@ def test_cli_batch_runs_every_input_and_summarises_failures(project: Path, api: 
     assert lines[0] == "▶ agents.py:agent · 12 inputs → out.jsonl"
     # (a slow machine may add plain progress lines in between, one every 10 s)
     assert lines[-4].startswith("12/12 done · 2 failed · ")
-    assert " tokens · cost n/a · ETA 0:00" in lines[-4]
+    # The cost of every input, as journaled, summed (four decimals below a dollar).
+    cost = sum(json.loads(line)["cost_usd"] for line in (project / "out.jsonl").read_text().splitlines())
+    assert 0 < cost < 1
+    assert f" tokens · cost ${cost:.4f} · ETA 0:00" in lines[-4]
     assert lines[-3:] == [
         "error code         inputs  first key",
         f"VALIDATION_FAILED       2  {lines[-2].split()[-1]}",

@@ -67,6 +67,8 @@ async def test_journal_records_each_finished_execution(tmp_path: Path) -> None:
             "output_tokens": 5,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
+            "web_search_requests": 0,
+            "web_fetch_requests": 0,
         },
         "cost_usd": next(r.result.metadata.cost_usd for r in results if r.key == "#0"),
         "agent": "triage",

@@ -80,7 +80,10 @@ class BatchStats:
 
     def cost_text(self) -> str:
         """``$1.23``, or ``n/a`` when no price is known for the model."""
-        return "n/a" if self.cost_usd is None else f"${self.cost_usd:,.2f}"
+        if self.cost_usd is None:
+            return "n/a"
+        # Cents hide what a small run costs: show four decimals below a dollar.
+        return f"${self.cost_usd:,.2f}" if self.cost_usd >= 1 or self.cost_usd == 0 else f"${self.cost_usd:.4f}"
 
     def line(self) -> str:
         """The figures as one plain line."""
