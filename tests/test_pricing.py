@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import typing
+from pathlib import Path
 
 import anthropic.types
 import pytest
 
 from typedagent import AgentDefinitionError, ModelPrice, TokenUsage, price_for, register_price
-from typedagent._pricing import BILLED, BUILT_IN
+from typedagent._pricing import BILLED, BUILT_IN, response_cost
+from typedagent._usage import split_usage
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +71,31 @@ def test_pricing_cost_of_a_response() -> None:
         "output_tokens",
         "cache_creation_input_tokens",
         "cache_read_input_tokens",
+        "web_search_requests",
     ]
+
+
+def test_pricing_web_searches_are_billed_per_thousand() -> None:
+    """Each server-side web search costs $10 per 1,000, on top of the tokens."""
+    price = ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30)
+    usage = TokenUsage(input_tokens=1_000, web_search_requests=3, web_fetch_requests=2)
+    assert price.cost_usd(usage) == pytest.approx(1_000 * 3 / 1e6 + 3 * 10 / 1_000)
+
+
+def test_pricing_advisor_iterations_are_priced_at_the_advisors_model() -> None:
+    """A separate inference in usage.iterations (an advisor consultation) is priced at the model that ran it."""
+    usage = json.loads((DATA / "advisor_response.json").read_text())["usage"]
+    main = price_for("claude-sonnet-4-6")
+    advisor = price_for("claude-opus-4-8")
+    assert main is not None
+    assert advisor is not None
+    top, separate = split_usage(usage)
+    assert separate, "the recorded advisor response has advisor iterations"
+    expected = main.cost_usd(TokenUsage(**top)) + sum(
+        (advisor if model == "claude-opus-4-8" else main).cost_usd(TokenUsage(**counts)) for model, counts in separate
+    )
+    assert response_cost(usage, main) == pytest.approx(expected)
+    assert response_cost(usage, main) > main.cost_usd(TokenUsage.from_usage(usage))  # Opus costs more than Sonnet
 
 
 def test_pricing_long_prompt_band_prices_the_whole_response() -> None:
@@ -106,3 +135,20 @@ def test_pricing_rejects_bad_prices(make: typing.Callable[[], object], message: 
     """Bad prices are definition errors that say what to write."""
     with pytest.raises(AgentDefinitionError, match=message):
         make()
+
+
+async def test_pricing_execution_cost_prices_advisor_iterations_at_their_model() -> None:
+    """metadata.cost_usd of a run with an advisor consultation prices it at the advisor's model."""
+    from support import GOOD, triage_agent
+
+    from typedagent import execute_agent
+    from typedagent.testing import FunctionClient, output_call
+
+    advisor = json.loads((DATA / "advisor_response.json").read_text())
+    answers = iter([advisor, output_call(GOOD)])
+    client = FunctionClient(lambda request: next(answers))
+    result = await execute_agent(triage_agent(), "Ticket: VPN drops", client=client)
+    main = price_for("claude-sonnet-4-6")
+    assert main is not None
+    expected = response_cost(advisor["usage"], main) + main.cost_usd(TokenUsage(input_tokens=10, output_tokens=5))
+    assert result.metadata.cost_usd == pytest.approx(expected)

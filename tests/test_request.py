@@ -6,7 +6,16 @@ import pytest
 from support import GOOD, reflecting, results_of, run, triage_agent
 
 from typedagent import AgentDefinitionError, AgentErrorCode, AttemptOutcome, ValidationConfig, tool
-from typedagent.testing import ScriptedClient, output_call, response, submit_call, text, thinking, tool_call
+from typedagent.testing import (
+    ScriptedClient,
+    api_error,
+    output_call,
+    response,
+    submit_call,
+    text,
+    thinking,
+    tool_call,
+)
 
 
 @tool
@@ -137,3 +146,46 @@ def test_force_output_must_be_a_bool() -> None:
     """The option is checked like the other ValidationConfig fields."""
     with pytest.raises(AgentDefinitionError, match="force_output_on_last_iteration must be True or False"):
         ValidationConfig(force_output_on_last_iteration="yes")  # type: ignore[arg-type]
+
+
+REFUSED = "tool_choice: forced tool use is not supported for this model, which always thinks."
+
+
+async def test_request_refused_forcing_falls_back_to_auto_and_warns() -> None:
+    """A 400 refusing a forced tool_choice switches the execution to auto (no iteration lost) and warns."""
+    client = ScriptedClient([api_error(400, REFUSED), output_call(GOOD)])
+    result = await run(triage_agent(validation=ValidationConfig(max_iterations_per_attempt=1)), client)
+    assert result.ok
+    assert [request["tool_choice"] for request in client.requests] == [{"type": "any"}, {"type": "auto"}]
+    assert result.metadata.iterations == 2
+    assert result.metadata.attempts[0].iterations == 1
+    assert len(result.metadata.warnings) == 1
+    assert "refused a forced tool_choice" in result.metadata.warnings[0]
+
+
+async def test_request_other_bad_requests_still_fail() -> None:
+    """A 400 that does not name tool_choice is an API_ERROR as before; so is one once auto is already sent."""
+    client = ScriptedClient([api_error(400, "messages: roles must alternate")])
+    result = await run(triage_agent(), client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    client = ScriptedClient([api_error(400, REFUSED)])
+    result = await run(triage_agent(model_settings={"thinking": thinking}), client)
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+
+
+async def test_request_refused_forcing_on_the_forced_last_iteration_asks_in_the_conversation() -> None:
+    """After a refusal, the forced last iteration tells the last user turn instead of forcing the tool."""
+    client = ScriptedClient([api_error(400, REFUSED), tool_call("lookup", {"query": "vpn"}), output_call(GOOD)])
+    result = await run(triage_agent(helpers=[lookup], validation=forcing()), client)
+    assert result.ok is True
+    refused, first, last = client.requests
+    assert refused["tool_choice"] == {"type": "any"}
+    assert first["tool_choice"] == last["tool_choice"] == {"type": "auto"}
+    assert last["messages"][-1]["content"][-1] == {
+        "type": "text",
+        "text": "This is your last response for this attempt: call 'final_output' now, with your best output so far.",
+    }
+    assert result.metadata.attempts[0].iterations == 2

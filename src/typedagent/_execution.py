@@ -14,7 +14,7 @@ from ._context import RunContext
 from ._conversation import Conversation
 from ._errors import AgentError, Phase
 from ._limits import ExecutionLimits, Guard, Interrupted
-from ._pricing import ModelPrice, price_for
+from ._pricing import ModelPrice, price_for, response_cost
 from ._results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMetadata, TokenUsage
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ class Execution:
     """Problems in user code worked around, for the metadata."""
     tool_calls: int = 0
     """Helper calls run in all attempts."""
+    can_force: bool = True
+    """Whether the API accepts a forced ``tool_choice`` for this model (False once it refused one)."""
     price: ModelPrice | None = field(init=False)
     cost_usd: float = 0.0
     """The estimated cost of the responses so far (0 when the model has no price)."""
@@ -82,12 +84,16 @@ class Execution:
             self.attempt.iteration -= 1
             self.iterations -= 1
 
-    def add_usage(self, usage: TokenUsage) -> None:
-        """Add a response's tokens (and their price) to the execution's and the attempt's totals."""
+    def add_usage(self, usage: TokenUsage, raw: object = None) -> None:
+        """Add a response's tokens (and their price) to the execution's and the attempt's totals.
+
+        ``raw`` is the response's own ``usage``, when there is one: each separate inference in it (an advisor
+        consultation) is priced at the rates of the model that ran it.
+        """
         self.tokens += usage
         self.attempt.tokens += usage
         if self.price is not None:
-            self.cost_usd += self.price.cost_usd(usage)
+            self.cost_usd += self.price.cost_usd(usage) if raw is None else response_cost(raw, self.price)
 
     def answered_by(self, model: object) -> None:
         """Record the model a response named (the one that answered, not the alias requested)."""

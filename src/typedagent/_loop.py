@@ -26,7 +26,7 @@ from ._errors import AgentError, AgentErrorCode
 from ._execution import Execution
 from ._limits import AbortEvent, ExecutionLimits, Guard, Interrupted
 from ._model_call import call_model
-from ._request import build_messages, build_system_prompt, last_iteration_params, request_params
+from ._request import build_messages, build_system_prompt, last_iteration_params, refuses_forcing, request_params
 from ._results import ExecuteResult, TokenUsage
 from ._server_calls import report_server_calls
 from ._stop_reasons import step_for
@@ -80,11 +80,15 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         if stop is not None:
             return stop
         execution.start_iteration()
-        response = await call_model(execution.client, _params_now(execution, params, limit), execution.guard)
+        sent = _params_now(execution, params, limit)
+        response = await call_model(execution.client, sent, execution.guard)
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):
             execution.account_failed_call(response)
+            if execution.can_force and refuses_forcing(response, sent):
+                _stop_forcing(execution, params)
+                continue
             return Failed(failures.api_error(execution.where(), response))
         carry_container(params, response)
         end = await _handle_response(execution, response)
@@ -92,12 +96,29 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
             return end
 
 
+def _stop_forcing(execution: Execution, params: dict[str, Any]) -> None:
+    """The API refused a forced ``tool_choice`` for this model: let the model choose from now on, and say so.
+
+    The refused call does not use up the attempt's iterations (it still counts in ``metadata.iterations``).
+    """
+    execution.can_force = False
+    execution.attempt.iteration -= 1
+    params["tool_choice"] = {"type": "auto"}
+    execution.warn(
+        f"the API refused a forced tool_choice for model {execution.agent.model!r} (some models always think, "
+        "and thinking forbids forcing a tool); this execution sends tool_choice auto from now on, and the "
+        "protocol note still asks for the output tool. Set model_settings thinking to avoid the refused call."
+    )
+
+
 def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dict[str, Any]:
     """This iteration's request: the execution's, or on the attempt's last iteration one that forces the output."""
     attempt = execution.attempt
     if attempt.iteration < limit or not execution.agent.validation.force_output_on_last_iteration:
         return params
-    forced = last_iteration_params(execution.agent, params, execution.conversation, attempt.candidate is not None)
+    forced = last_iteration_params(
+        execution.agent, params, execution.conversation, attempt.candidate is not None, can_force=execution.can_force
+    )
     attempt.output_forced = forced is not None
     return params if forced is None else forced
 
@@ -105,7 +126,7 @@ def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dic
 async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | None:
     """Keep the response, then do what its stop reason says; None when the attempt goes on."""
     usage = TokenUsage.from_usage(response.usage)
-    execution.add_usage(usage)
+    execution.add_usage(usage, response.usage)
     execution.answered_by(response.model)
     execution.conversation.add_response(response)
     await execution.hooks.model_response(ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage))

@@ -21,17 +21,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ._errors import AgentDefinitionError
 from ._numbers import is_finite_number
-
-if TYPE_CHECKING:
-    from ._results import TokenUsage
+from ._results import TokenUsage
+from ._usage import split_usage
 
 __all__ = ["ModelPrice", "price_for", "register_price"]
 
 PER_MILLION: Final = 1_000_000
+PER_THOUSAND: Final = 1_000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,9 +55,12 @@ class ModelPrice:
     has such a band: they then apply to every token of that response, output included."""
     long_prompt_threshold: int | None = None
     """Prompt tokens (input, cache writes and cache reads) above which ``long_prompt`` applies."""
+    web_search: float = 10.0
+    """Server-side web searches, in US dollars per thousand (the API's published $10 per 1,000 searches);
+    their results' tokens are billed as input like any other."""
 
     def __post_init__(self) -> None:
-        for name in ("input", "output", "cache_write", "cache_read"):
+        for name in ("input", "output", "cache_write", "cache_read", "web_search"):
             value = getattr(self, name)
             if not (is_finite_number(value) and value >= 0):
                 raise AgentDefinitionError(
@@ -87,9 +90,25 @@ BILLED: Final = (
     ("output_tokens", "output", PER_MILLION),
     ("cache_creation_input_tokens", "cache_write", PER_MILLION),
     ("cache_read_input_tokens", "cache_read", PER_MILLION),
+    ("web_search_requests", "web_search", PER_THOUSAND),
 )
 """Each billed ``TokenUsage`` counter, the ``ModelPrice`` field that prices it, and how many of it that price
 buys. A counter billed per use (a web search) is one more row, with a price field per use and a unit of 1."""
+
+
+def response_cost(usage: object, price: ModelPrice) -> float:
+    """The price of one response's usage (its raw ``usage``), in US dollars.
+
+    The response's own counters and server tool requests at ``price``; each separate inference the API
+    reports only in ``usage.iterations`` (an advisor consultation, a compaction) at the price of the model
+    that ran it, when the entry names one the table knows, else at ``price``.
+    """
+    top, separate = split_usage(usage)
+    cost = price.cost_usd(TokenUsage(**top))
+    for model, counts in separate:
+        rates = (price_for(model) if model is not None else None) or price
+        cost += rates.cost_usd(TokenUsage(**counts))
+    return cost
 
 
 def _price(input: float, output: float, cache_read: float) -> ModelPrice:

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import _feedback as feedback
 from ._context import RunContext
+from ._errors import safe_str
 from ._frozen import fresh_copy, thaw
 from ._output import SUBMIT_TOOL_NAME
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
+    from ._api_errors import ApiFailure
     from ._conversation import Conversation
     from ._definition import AgentDefinition
 
@@ -95,7 +97,12 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
 
 
 def last_iteration_params(
-    agent: AgentDefinition[Any, Any], params: dict[str, Any], conversation: Conversation, has_candidate: bool
+    agent: AgentDefinition[Any, Any],
+    params: dict[str, Any],
+    conversation: Conversation,
+    has_candidate: bool,
+    *,
+    can_force: bool = True,
 ) -> dict[str, Any] | None:
     """The request of an attempt's last iteration under ``force_output_on_last_iteration``; None if it cannot force.
 
@@ -106,12 +113,23 @@ def last_iteration_params(
     told anything: then nothing is forced.
     """
     name = SUBMIT_TOOL_NAME if agent.reflection_enabled and has_candidate else agent.output.name
-    if not thinking_on(agent.model_settings):
+    if can_force and not thinking_on(agent.model_settings):
         return {**params, "tool_choice": {"type": "tool", "name": name}}
     if not conversation.messages or conversation.messages[-1]["role"] != "user":
         return None
     conversation.add_user_text(feedback.last_turn(name))
     return params
+
+
+def refuses_forcing(failure: ApiFailure, sent: Mapping[str, Any]) -> bool:
+    """Whether the API refused a request because its ``tool_choice`` forced a tool (an HTTP 400 naming it).
+
+    Models that always think refuse ``any`` and ``tool``, as any model does with thinking on; the loop then
+    falls back to ``auto`` rather than failing.
+    """
+    choice = sent.get("tool_choice")
+    forced = isinstance(choice, Mapping) and cast("Mapping[str, object]", choice).get("type") in ("any", "tool")
+    return forced and failure.status_code == 400 and "tool_choice" in safe_str(failure.cause)
 
 
 ENABLED_THINKING = ("enabled", "adaptive")

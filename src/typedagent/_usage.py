@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
-__all__ = ["COUNTERS", "ITERATIONS_IN_TOP_LEVEL", "REQUEST_COUNTERS", "read_usage"]
+__all__ = ["COUNTERS", "ITERATIONS_IN_TOP_LEVEL", "REQUEST_COUNTERS", "read_usage", "split_usage"]
 
 COUNTERS: Final = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 """The token counters of a usage object, and of each entry of its ``iterations``."""
@@ -45,6 +45,27 @@ def read_usage(usage: object) -> dict[str, int]:
     for name in REQUEST_COUNTERS:
         counts[name] = _count(server, name)
     return counts
+
+
+def split_usage(usage: object) -> tuple[dict[str, int], list[tuple[str | None, dict[str, int]]]]:
+    """``read_usage`` in parts, to price each part at the rates of its model.
+
+    The response's own counts (its top-level counters and server tool requests), then each separate inference
+    of its ``iterations`` with the model that ran it (None when the entry names none).
+    """
+    top = {name: _count(usage, name) for name in COUNTERS}
+    server = _field(usage, "server_tool_use")
+    for name in REQUEST_COUNTERS:
+        top[name] = _count(server, name)
+    separate: list[tuple[str | None, dict[str, int]]] = []
+    for entry in _iterations(usage):
+        kind = _field(entry, "type")
+        if ITERATIONS_IN_TOP_LEVEL.get(kind if isinstance(kind, str) else "", False):
+            continue
+        model = _field(entry, "model")
+        counts = {name: _count(entry, name) for name in COUNTERS}
+        separate.append((model if isinstance(model, str) and model else None, counts))
+    return top, separate
 
 
 def _iterations(usage: object) -> Sequence[object]:
