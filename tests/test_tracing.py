@@ -1,4 +1,4 @@
-"""OpenTelemetry spans: one ``invoke_agent`` per execution, a ``chat`` per model call (never twice), ``execute_tool``."""
+"""OpenTelemetry spans: ``invoke_agent`` per execution, ``chat`` per model call (never twice), ``execute_tool``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from pydantic import BaseModel
 from support import GOOD, Triage, reflecting, run, triage_agent
 
 from typedagent import (
@@ -208,7 +207,7 @@ async def test_tracing_validation_attempts_are_events(captured_spans: InMemorySp
 
 
 async def test_tracing_failed_model_call_is_error_chat_span(captured_spans: InMemorySpanExporter) -> None:
-    """typedagent's chat span of a failed call has error.type from the API and status ERROR."""
+    """Typedagent's chat span of a failed call has error.type from the API and status ERROR."""
     await run(triage_agent(), ScriptedClient([api_error(400)]))
     chat = _one(captured_spans.get_finished_spans(), "chat ")
     assert chat.status.status_code is StatusCode.ERROR
@@ -309,8 +308,7 @@ async def test_tracing_content_never_holds_the_api_key(
 async def test_tracing_concurrent_tools_parented_with_their_http_calls(
     fake_anthropic_server: FakeAnthropicServer, captured_spans: InMemorySpanExporter
 ) -> None:
-    """Tools run concurrently (one sync, in a thread) each get a span under the execution; a tool's own SDK
-    call nests under that tool's span."""
+    """Concurrent tools (one sync, in a thread) have spans under the execution; a tool's SDK call nests in its span."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(captured_spans))
     fake_anthropic_server.add(response("inner answer"))

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ._results import ExecuteResult
+from ._results import ExecuteFailure, ExecuteResult
 
 __all__ = ["correlation", "log_execution", "log_iteration", "log_tool_call", "logger"]
 
@@ -32,7 +31,7 @@ def log_execution(agent: str, result: ExecuteResult[Any], span: Any = None) -> N
     if not logger.isEnabledFor(logging.INFO):
         return
     meta = result.metadata
-    outcome = "success" if result.ok else result.error.code.value
+    outcome = result.error.code.value if isinstance(result, ExecuteFailure) else "success"
     ids = correlation(span)
     tokens = meta.tokens
     logger.info(

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from ._conversation import block_param
+from ._results import ExecuteFailure
 from ._secrets import REDACTED
 from ._server_calls import CALL_KINDS, is_server_result, result_text
 
@@ -38,7 +39,7 @@ _REQUEST: Final = {
 
 
 def content_json(value: object, secrets: Iterable[str]) -> str:
-    """``value`` (a text as it is, anything else as JSON) for a content attribute, with every secret cut out and the length capped."""
+    """``value`` for a content attribute (a text as it is, anything else as JSON), secrets cut out, length capped."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     for secret in secrets:
         text = text.replace(secret, REDACTED)
@@ -91,7 +92,7 @@ def execution_end_attributes(result: ExecuteResult[Any]) -> dict[str, Any]:
         attributes["gen_ai.response.model"] = meta.response_model
     if meta.cost_usd is not None:
         attributes["typedagent.cost_usd"] = meta.cost_usd
-    if not result.ok:
+    if isinstance(result, ExecuteFailure):
         attributes["error.type"] = result.error.code.value
     return attributes
 
@@ -137,6 +138,10 @@ def _part(block: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": str(kind)}  # images and documents: their data is not content worth a span's size
 
 
+def _as_mapping(block: Any) -> Mapping[str, Any]:
+    return cast("Mapping[str, Any]", block) if isinstance(block, Mapping) else block_param(block)
+
+
 def messages_content(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Messages in the conventions' shape (``role`` and ``parts``), for ``gen_ai.input.messages`` / ``output``."""
     shaped: list[dict[str, Any]] = []
@@ -146,7 +151,7 @@ def messages_content(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, An
             parts = [{"type": "text", "content": content}]
         else:
             blocks = cast("list[Any]", content or [])
-            parts = [_part(block if isinstance(block, Mapping) else block_param(block)) for block in blocks]
+            parts = [_part(_as_mapping(block)) for block in blocks]
         shaped.append({"role": message.get("role"), "parts": parts})
     return shaped
 
@@ -157,10 +162,13 @@ def server_call_events(response: Any) -> list[tuple[str, dict[str, Any]]]:
     for block in (block_param(block) for block in getattr(response, "content", ())):
         kind = CALL_KINDS.get(block.get("type", ""))
         if kind is not None:
-            attributes = {"gen_ai.tool.name": str(block.get("name")), "gen_ai.tool.call.id": str(block.get("id"))}
-            events.append(("typedagent.server_tool_call", {**attributes, "typedagent.tool.kind": kind}))
+            call = {"gen_ai.tool.name": str(block.get("name")), "gen_ai.tool.call.id": str(block.get("id"))}
+            events.append(("typedagent.server_tool_call", {**call, "typedagent.tool.kind": kind}))
         elif is_server_result(block):
             is_error = result_text(block)[1]
-            attributes = {"gen_ai.tool.call.id": str(block.get("tool_use_id")), "typedagent.tool.is_error": is_error}
+            attributes: dict[str, Any] = {
+                "gen_ai.tool.call.id": str(block.get("tool_use_id")),
+                "typedagent.tool.is_error": is_error,
+            }
             events.append(("typedagent.server_tool_result", {**attributes, "typedagent.result.type": block["type"]}))
     return events

@@ -17,13 +17,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _span_attributes as attrs
 from ._api_errors import ApiFailure
 from ._limits import Interrupted
 from ._logs import log_execution, log_iteration, log_tool_call, logger
-from ._results import TokenUsage
+from ._results import ExecuteFailure, TokenUsage
 from ._secrets import credentials
 
 if TYPE_CHECKING:
@@ -128,6 +128,8 @@ class _Traced:
 
 
 _CURRENT: ContextVar[_Traced | None] = ContextVar("typedagent_trace", default=None)
+_AGENT: ContextVar[str] = ContextVar("typedagent_agent_name", default="?")
+"""The running agent's name for the DEBUG lines of an untraced execution (set only while DEBUG is on)."""
 
 
 def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -> bool:
@@ -137,16 +139,16 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
     conversation id, go to ``instrument()``'s provider and record content when asked.
     """
     client: Any = execution.client
-    options = getattr(client, "open_telemetry", None)
-    if options is None and hasattr(client, "limiter"):  # typedagent's rate-limited wrapper around an SDK client
-        client = client.client
-        options = getattr(client, "open_telemetry", None)
-    if not isinstance(options, Mapping):
+    if not hasattr(client, "open_telemetry") and hasattr(client, "limiter"):
+        client = client.client  # typedagent's rate-limited wrapper around an SDK client
+    found: object = getattr(client, "open_telemetry", None)
+    if not isinstance(found, Mapping):
         return False
-    traces: Mapping[str, Any] = options.get("traces", {})  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    options = cast("Mapping[str, Any]", found)
+    traces: Mapping[str, Any] = options.get("traces", {})
     if not traces.get("enabled"):
         return False
-    wanted: dict[str, Any] = {**options, "conversation_id": conversation_id}  # pyright: ignore[reportUnknownArgumentType]
+    wanted: dict[str, Any] = {**options, "conversation_id": conversation_id}
     if settings.tracer_provider is not None:
         wanted["tracer_provider"] = settings.tracer_provider
     if settings.include_content:
@@ -154,7 +156,7 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
     if client is execution.client and hasattr(client, "with_options"):
         execution.client = client.with_options(open_telemetry=wanted)
         return wanted.get("tracer_provider") is settings.tracer_provider
-    return options.get("tracer_provider") is settings.tracer_provider  # pyright: ignore[reportUnknownMemberType]
+    return options.get("tracer_provider") is settings.tracer_provider
 
 
 async def traced_execution(
@@ -165,7 +167,12 @@ async def traced_execution(
     tracer = _tracer(settings)
     agent = execution.agent
     if tracer is None:
-        result = await run(execution)
+        named = _AGENT.set(agent.name) if logger.isEnabledFor(logging.DEBUG) else None
+        try:
+            result = await run(execution)
+        finally:
+            if named is not None:
+                _AGENT.reset(named)
         log_execution(agent.name, result)
         return result
     from opentelemetry.trace import SpanKind, Status, StatusCode, use_span
@@ -186,7 +193,7 @@ async def traced_execution(
         with use_span(span, end_on_exit=True):
             result = await run(execution)
             span.set_attributes(attrs.execution_end_attributes(result))
-            if not result.ok:
+            if isinstance(result, ExecuteFailure):
                 span.set_status(Status(StatusCode.ERROR, result.error.code.value))
             elif traced.content:
                 output = attrs.content_json(execution.last_output, traced.secrets)
@@ -302,7 +309,7 @@ async def traced_tool_call(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
 
 
 def _agent_name(traced: _Traced | None) -> str:
-    return "?" if traced is None else traced.agent.name
+    return _AGENT.get() if traced is None else traced.agent.name
 
 
 def _tool_attributes(traced: _Traced, reply: Reply) -> dict[str, Any]:
