@@ -66,7 +66,8 @@ async def test_logs_carry_trace_and_span_ids(
     spans = {span.name: span for span in captured_spans.get_finished_spans()}
     agent = spans["invoke_agent triage"]
     tool_span = spans["execute_tool lookup"]
-    assert agent.context is not None and tool_span.context is not None
+    assert agent.context is not None
+    assert tool_span.context is not None
     info = next(record for record in caplog.records if record.levelno == logging.INFO)
     assert info.__dict__["trace_id"] == format(agent.context.trace_id, "032x")
     assert info.__dict__["span_id"] == format(agent.context.span_id, "016x")
