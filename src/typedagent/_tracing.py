@@ -95,12 +95,13 @@ def _tracer(settings: Settings) -> Tracer | None:
     provider: Any = settings.tracer_provider
     if provider is None:
         # Nobody registered a provider without importing OpenTelemetry, unless the environment names one.
-        if "opentelemetry.trace" not in sys.modules and "OTEL_PYTHON_TRACER_PROVIDER" not in os.environ:
-            return None
-        from opentelemetry import trace
-
-        provider = trace.get_tracer_provider()
-        if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        otel: Any = sys.modules.get("opentelemetry.trace")
+        if otel is None:
+            if "OTEL_PYTHON_TRACER_PROVIDER" not in os.environ:
+                return None
+            import opentelemetry.trace as otel
+        provider = otel.get_tracer_provider()
+        if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
             return None
     cached = _tracers.get(id(provider))
     if cached is not None and cached[0] is provider:
@@ -204,12 +205,20 @@ async def traced_execution(
     return result
 
 
-async def traced_model_call(execution: Execution, params: dict[str, Any], call: Awaitable[T]) -> T:
-    """Await one model call inside typedagent's ``chat`` span, unless the SDK makes one; log it at DEBUG."""
+def traced_model_call(execution: Execution, params: dict[str, Any], call: Awaitable[T]) -> Awaitable[T]:
+    """Await one model call inside typedagent's ``chat`` span, unless the SDK makes one; log it at DEBUG.
+
+    Untraced and not logging, the call itself is returned: the loop awaits it as if there were no hook.
+    """
     traced = _CURRENT.get()
-    debug = logger.isEnabledFor(logging.DEBUG)
-    if traced is None and not debug:
-        return await call
+    if traced is None and not logger.isEnabledFor(logging.DEBUG):
+        return call
+    return _observe_model_call(execution, params, call, traced)
+
+
+async def _observe_model_call(
+    execution: Execution, params: dict[str, Any], call: Awaitable[T], traced: _Traced | None
+) -> T:
     started = time.perf_counter()
     span: Any = None
     if traced is None or traced.sdk_spans:
@@ -225,7 +234,7 @@ async def traced_model_call(execution: Execution, params: dict[str, Any], call: 
             _record_chat(traced, span, params, response)
     if traced is not None:
         _record_on_execution(traced, params, response)
-    if debug:
+    if logger.isEnabledFor(logging.DEBUG):
         attempt = execution.attempt
         outcome = _outcome(response)
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -277,12 +286,18 @@ def _record_on_execution(traced: _Traced, params: dict[str, Any], response: obje
         span.add_event(name, attributes)
 
 
-async def traced_tool_call(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
-    """Run one tool call inside its ``execute_tool`` span; log it at DEBUG."""
+def traced_tool_call(reply: Reply, work: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+    """Run one tool call inside its ``execute_tool`` span; log it at DEBUG.
+
+    Untraced and not logging, the work itself is returned: the caller awaits it as if there were no hook.
+    """
     traced = _CURRENT.get()
-    debug = logger.isEnabledFor(logging.DEBUG)
-    if traced is None and not debug:
-        return await work()
+    if traced is None and not logger.isEnabledFor(logging.DEBUG):
+        return work()
+    return _observe_tool_call(reply, work, traced)
+
+
+async def _observe_tool_call(reply: Reply, work: Callable[[], Awaitable[T]], traced: _Traced | None) -> T:
     started = time.perf_counter()
     block = reply.block
     span: Any = None
@@ -302,7 +317,7 @@ async def traced_tool_call(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
                 span.set_status(Status(StatusCode.ERROR, "tool_error"))
             if traced.content:
                 span.set_attribute("gen_ai.tool.call.result", attrs.content_json(reply.content, traced.secrets))
-    if debug:
+    if logger.isEnabledFor(logging.DEBUG):
         elapsed_ms = (time.perf_counter() - started) * 1000
         log_tool_call(_agent_name(traced), block.name, reply.kind, reply.is_error, elapsed_ms, span)
     return result
