@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from anthropic.types import MemoryTool20250818Param
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -17,9 +18,11 @@ from support import GOOD, Triage, reflecting, run, triage_agent
 from typedagent import (
     AgentErrorCode,
     ExecutionLimits,
+    HelperTool,
     OutputRejected,
     ValidationConfig,
     execute_agent,
+    execute_many,
     instrument,
     tool,
 )
@@ -29,6 +32,7 @@ from typedagent.testing import (
     FakeAnthropicServer,
     ScriptedClient,
     api_error,
+    delay,
     malformed_body,
     output_call,
     response,
@@ -405,3 +409,66 @@ async def test_tracing_no_provider_asks_for_no_tracer(monkeypatch: pytest.Monkey
     client = ScriptedClient([response(tool_call("lookup", {"query": "a"})), response(output_call(GOOD))])
     assert (await run(triage_agent(helpers=[lookup]), client)).ok
     assert asked == []
+
+
+async def test_tracing_anthropic_defined_client_tool_names_its_type(captured_spans: InMemorySpanExporter) -> None:
+    """A tool Anthropic defines and the code runs (memory) is an execute_tool span naming its type."""
+    definition: MemoryTool20250818Param = {"type": "memory_20250818", "name": "memory"}
+    memory = HelperTool(definition=definition, handler=lambda command: "(empty)")  # type: ignore[arg-type]
+    client = ScriptedClient([response(tool_call("memory", {"command": "view", "path": "/"})), output_call(GOOD)])
+    assert (await run(triage_agent(helpers=[memory]), client)).ok
+    attributes = dict(_one(captured_spans.get_finished_spans(), "execute_tool memory").attributes or {})
+    assert attributes["typedagent.tool.anthropic_type"] == "memory_20250818"
+    assert attributes["typedagent.tool.kind"] == "helper"
+
+
+async def test_tracing_sdk_client_with_tracing_off_gets_typedagent_chat_spans(
+    fake_anthropic_server: FakeAnthropicServer, captured_spans: InMemorySpanExporter
+) -> None:
+    """An SDK client made with open_telemetry=False emits no span, so typedagent's chat span takes its place."""
+    fake_anthropic_server.add(response(output_call(GOOD)))
+    client = fake_anthropic_server.client(open_telemetry=False)
+    assert (await execute_agent(triage_agent(), "Ticket", client=client)).ok
+    spans = captured_spans.get_finished_spans()
+    assert _named(spans, "anthropic.") == []
+    chat = _one(spans, "chat ")
+    assert _parent_id(chat) == _span_id(_one(spans, "invoke_agent"))
+    assert dict(chat.attributes or {})["gen_ai.response.finish_reasons"] == ("tool_use",)
+
+
+async def test_tracing_rate_limited_sdk_client_traced_once(
+    fake_anthropic_server: FakeAnthropicServer, captured_spans: InMemorySpanExporter
+) -> None:
+    """execute_many's rate-limited wrapper around an SDK client: every model call still has exactly one span."""
+    fake_anthropic_server.add(response(output_call(GOOD)), response(output_call(GOOD)))
+    client = fake_anthropic_server.client()
+    results = [result async for result in execute_many(triage_agent(), ["a", "b"], client=client)]
+    assert all(result.result.ok for result in results)
+    spans = captured_spans.get_finished_spans()
+    agents = _named(spans, "invoke_agent")
+    calls = _named(spans, "chat ") + _named(spans, "anthropic.messages.create")
+    assert len(agents) == 2
+    assert len(calls) == 2
+    assert {_parent_id(call) for call in calls} == {_span_id(agent) for agent in agents}
+
+
+async def test_tracing_cancelled_task_ends_the_span(captured_spans: InMemorySpanExporter) -> None:
+    """A task cancelled mid-call still ends its execution span (nothing is left open)."""
+    client = ScriptedClient([delay(5, response(output_call(GOOD)))])
+    task = asyncio.create_task(execute_agent(triage_agent(), "Ticket", client=client))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    spans = captured_spans.get_finished_spans()
+    assert [span.name for span in spans] == ["chat claude-sonnet-4-6", "invoke_agent triage"]
+
+
+async def test_tracing_timeout_marks_the_chat_span(captured_spans: InMemorySpanExporter) -> None:
+    """A model call the deadline interrupted is a chat span with error.type interrupted_timeout."""
+    client = ScriptedClient([delay(5, response(output_call(GOOD)))])
+    result = await run(triage_agent(), client, limits=ExecutionLimits(timeout_s=0.05))
+    assert not result.ok
+    spans = captured_spans.get_finished_spans()
+    assert dict(_one(spans, "chat ").attributes or {})["error.type"] == "interrupted_timeout"
+    assert dict(_one(spans, "invoke_agent").attributes or {})["error.type"] == AgentErrorCode.TIMEOUT.value
