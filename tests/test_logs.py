@@ -8,8 +8,8 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support import GOOD, run, triage_agent
 
-from typedagent import tool
-from typedagent.testing import ScriptedClient, api_error, output_call, response, tool_call
+from typedagent import ExecutionLimits, tool
+from typedagent.testing import ScriptedClient, api_error, delay, output_call, response, tool_call
 
 
 @tool
@@ -74,3 +74,15 @@ async def test_logs_carry_trace_and_span_ids(
     assert f"trace_id={info.__dict__['trace_id']}" in info.getMessage()
     tool_line = next(record for record in caplog.records if "tool 'lookup'" in record.getMessage())
     assert tool_line.__dict__["span_id"] == format(tool_span.context.span_id, "016x")
+
+
+async def test_logs_debug_names_failed_and_interrupted_calls(caplog: pytest.LogCaptureFixture) -> None:
+    """A failed model call and one the deadline interrupted say so on their DEBUG lines."""
+    caplog.set_level(logging.DEBUG, logger="typedagent")
+    await run(triage_agent(), ScriptedClient([api_error(400)]))
+    await run(
+        triage_agent(), ScriptedClient([delay(5, response(output_call(GOOD)))]), limits=ExecutionLimits(timeout_s=0.05)
+    )
+    lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    assert any("iteration 1: failed (invalid_request_error)" in line for line in lines)
+    assert any("iteration 1: interrupted (timeout)" in line for line in lines)

@@ -37,6 +37,7 @@ from typedagent.testing import (
     output_call,
     response,
     submit_call,
+    thinking,
     tool_call,
     usage,
     web_search_call,
@@ -472,3 +473,46 @@ async def test_tracing_timeout_marks_the_chat_span(captured_spans: InMemorySpanE
     spans = captured_spans.get_finished_spans()
     assert dict(_one(spans, "chat ").attributes or {})["error.type"] == "interrupted_timeout"
     assert dict(_one(spans, "invoke_agent").attributes or {})["error.type"] == AgentErrorCode.TIMEOUT.value
+
+
+async def test_tracing_content_records_problems_errors_and_shapes(content_spans: InMemorySpanExporter) -> None:
+    """With content: validation problems on the attempt event, a failing tool's error, parts by block type, a cap."""
+
+    @tool
+    def broken(query: str) -> str:
+        """Always fails."""
+        raise RuntimeError("backend down")
+
+    @tool
+    def huge(query: str) -> str:
+        """A very long result."""
+        return "x" * 150_000
+
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    prompt: list[Any] = [{"type": "text", "text": "Look:"}, image]
+    client = ScriptedClient(
+        [
+            response(thinking("hmm"), tool_call("broken", {"query": "a"}), tool_call("huge", {"query": "b"})),
+            response(output_call(GOOD)),
+            response(output_call(GOOD)),
+        ]
+    )
+    agent = triage_agent(helpers=[broken, huge], validators=[_reject], validation=ValidationConfig(max_attempts=2))
+    result = await execute_agent(agent, prompt, client=client)
+    assert not result.ok
+    spans = content_spans.get_finished_spans()
+    broken_span = _one(spans, "execute_tool broken")
+    assert broken_span.status.status_code is StatusCode.ERROR
+    assert dict(broken_span.attributes or {})["error.type"] == "tool_error"
+    assert "backend down" in str(dict(broken_span.attributes or {})["gen_ai.tool.call.result"])
+    assert str(dict(_one(spans, "execute_tool huge").attributes or {})["gen_ai.tool.call.result"]).endswith(
+        "…[truncated]"
+    )
+    agent_span = _one(spans, "invoke_agent")
+    events = [dict(event.attributes or {}) for event in agent_span.events if event.name == "typedagent.attempt"]
+    assert all("severity must be 5" in str(event["typedagent.attempt.problems"]) for event in events)
+    inputs = str(dict(agent_span.attributes or {})["gen_ai.input.messages"])
+    assert '"type": "image"' in inputs
+    assert "iVBORw0KGgo" not in inputs
+    first_output = str(dict(_named(spans, "chat ")[0].attributes or {})["gen_ai.output.messages"])
+    assert '"type": "reasoning"' in first_output
