@@ -22,6 +22,7 @@ from typedagent import (
     OutputRejected,
     ValidationConfig,
     execute_agent,
+    execute_agent_sync,
     execute_many,
     instrument,
     tool,
@@ -516,3 +517,34 @@ async def test_tracing_content_records_problems_errors_and_shapes(content_spans:
     assert "iVBORw0KGgo" not in inputs
     first_output = str(dict(_named(spans, "chat ")[0].attributes or {})["gen_ai.output.messages"])
     assert '"type": "reasoning"' in first_output
+
+
+def test_tracing_sync_execution_nests_under_the_callers_span(captured_spans: InMemorySpanExporter) -> None:
+    """execute_agent_sync inside an application's span: the execution's span is its child."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(captured_spans))
+    with provider.get_tracer("app").start_as_current_span("handle request") as request:
+        assert execute_agent_sync(triage_agent(), "Ticket", client=ScriptedClient([response(output_call(GOOD))])).ok
+    agent = _one(captured_spans.get_finished_spans(), "invoke_agent")
+    assert _parent_id(agent) == request.get_span_context().span_id
+
+
+async def test_tracing_agent_inside_a_tool_nests_under_the_tool(captured_spans: InMemorySpanExporter) -> None:
+    """An agent a tool runs is a trace branch under that tool's span; the outer execution carries on after it."""
+
+    @tool
+    async def second_opinion(query: str) -> str:
+        """Ask another agent."""
+        inner = ScriptedClient([response(output_call(GOOD))])
+        result = await execute_agent(triage_agent(name="inner"), query, client=inner)
+        return "agreed" if result.ok else "no"
+
+    client = ScriptedClient([response(tool_call("second_opinion", {"query": "q"})), response(output_call(GOOD))])
+    assert (await run(triage_agent(helpers=[second_opinion]), client)).ok
+    spans = captured_spans.get_finished_spans()
+    outer, inner = _one(spans, "invoke_agent triage"), _one(spans, "invoke_agent inner")
+    tool_span = _one(spans, "execute_tool second_opinion")
+    assert _parent_id(inner) == _span_id(tool_span)
+    assert _parent_id(tool_span) == _span_id(outer)
+    outer_chats = [span for span in _named(spans, "chat ") if _parent_id(span) == _span_id(outer)]
+    assert len(outer_chats) == 2
