@@ -155,7 +155,11 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
     if settings.include_content:
         wanted["traces"] = {**traces, "content_mode": "content"}
     if client is execution.client and hasattr(client, "with_options"):
-        execution.client = client.with_options(open_telemetry=wanted)
+        try:
+            execution.client = client.with_options(open_telemetry=wanted)
+        except Exception:  # a client that looks like the SDK's but copies differently: trace it as it is
+            logger.debug("could not copy the client to link its spans to the execution", exc_info=True)
+            return options.get("tracer_provider") is settings.tracer_provider
         return wanted.get("tracer_provider") is settings.tracer_provider
     return options.get("tracer_provider") is settings.tracer_provider
 
@@ -231,9 +235,9 @@ async def _observe_model_call(
         span = traced.tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
         with use_span(span, end_on_exit=True):
             response = await call
-            _record_chat(traced, span, params, response)
+            _safely(_record_chat, traced, span, params, response)
     if traced is not None:
-        _record_on_execution(traced, params, response)
+        _safely(_record_on_execution, traced, params, response)
     if logger.isEnabledFor(logging.DEBUG):
         attempt = execution.attempt
         outcome = _outcome(response)
@@ -248,6 +252,14 @@ def _outcome(response: object) -> str:
     if isinstance(response, ApiFailure):
         return f"failed ({response.error_type})"
     return f"stop_reason {getattr(response, 'stop_reason', None)}"
+
+
+def _safely(record: Callable[..., None], *args: Any) -> None:
+    """Record on a span; a response or request of an unexpected shape costs its attributes, never the call."""
+    try:
+        record(*args)
+    except Exception:
+        logger.debug("could not record a model call on its span", exc_info=True)
 
 
 def _record_chat(traced: _Traced, span: Span, params: dict[str, Any], response: object) -> None:
