@@ -450,6 +450,7 @@ async def test_tracing_rate_limited_sdk_client_traced_once(
     agents = _named(spans, "invoke_agent")
     calls = _named(spans, "chat ") + _named(spans, "anthropic.messages.create")
     assert len(agents) == 2
+    assert sorted(dict(agent.attributes or {})["typedagent.input.key"] for agent in agents) == ["#0", "#1"]
     assert len(calls) == 2
     assert {_parent_id(call) for call in calls} == {_span_id(agent) for agent in agents}
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _span_attributes as attrs
 from ._api_errors import ApiFailure
+from ._callbacks import EXECUTION_KEY
 from ._limits import Interrupted
 from ._logs import log_execution, log_iteration, log_tool_call, logger
 from ._results import ExecuteFailure, TokenUsage
@@ -190,6 +191,9 @@ async def traced_execution(
     traced = _Traced(
         tracer, span, agent, conversation_id, settings.include_content, sdk_spans, tuple(credentials(execution.client))
     )
+    key = EXECUTION_KEY.get()
+    if key is not None:
+        span.set_attribute("typedagent.input.key", key)
     if traced.content:
         messages = attrs.messages_content(execution.conversation.messages)
         span.set_attribute("gen_ai.input.messages", attrs.content_json(messages, traced.secrets))
