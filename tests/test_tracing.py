@@ -549,3 +549,19 @@ async def test_tracing_agent_inside_a_tool_nests_under_the_tool(captured_spans: 
     assert _parent_id(tool_span) == _span_id(outer)
     outer_chats = [span for span in _named(spans, "chat ") if _parent_id(span) == _span_id(outer)]
     assert len(outer_chats) == 2
+
+
+async def test_tracing_client_with_its_own_provider_keeps_it(
+    fake_anthropic_server: FakeAnthropicServer, captured_spans: InMemorySpanExporter
+) -> None:
+    """An SDK client given its own tracer provider keeps sending there; typedagent's chat span joins the trace."""
+    elsewhere = InMemorySpanExporter()
+    own = TracerProvider()
+    own.add_span_processor(SimpleSpanProcessor(elsewhere))
+    fake_anthropic_server.add(response(output_call(GOOD)))
+    client = fake_anthropic_server.client(open_telemetry={"tracer_provider": own})
+    assert (await execute_agent(triage_agent(), "Ticket", client=client)).ok
+    assert [span.name for span in elsewhere.get_finished_spans()] == ["anthropic.messages.create"]
+    spans = captured_spans.get_finished_spans()
+    assert _parent_id(_one(spans, "chat ")) == _span_id(_one(spans, "invoke_agent"))
+    assert _named(spans, "anthropic.") == []

@@ -138,7 +138,8 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
     """Whether the client's SDK emits the model calls' spans into typedagent's provider.
 
     A plain SDK client is swapped for a copy (sharing its connection pool) whose spans carry the execution's
-    conversation id, go to ``instrument()``'s provider and record content when asked.
+    conversation id, go to ``instrument()``'s provider (unless the client was given one) and record content
+    when asked.
     """
     client: Any = execution.client
     if not hasattr(client, "open_telemetry") and hasattr(client, "limiter"):
@@ -151,8 +152,8 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
     if not traces.get("enabled"):
         return False
     wanted: dict[str, Any] = {**options, "conversation_id": conversation_id}
-    if settings.tracer_provider is not None:
-        wanted["tracer_provider"] = settings.tracer_provider
+    if settings.tracer_provider is not None and "tracer_provider" not in options:
+        wanted["tracer_provider"] = settings.tracer_provider  # a provider the client was given stays its own
     if settings.include_content:
         wanted["traces"] = {**traces, "content_mode": "content"}
     if client is execution.client and hasattr(client, "with_options"):
