@@ -565,3 +565,27 @@ async def test_tracing_client_with_its_own_provider_keeps_it(
     spans = captured_spans.get_finished_spans()
     assert _parent_id(_one(spans, "chat ")) == _span_id(_one(spans, "invoke_agent"))
     assert _named(spans, "anthropic.") == []
+
+
+async def test_tracing_registered_provider_passed_again_traces_each_call_once(
+    fake_anthropic_server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registered provider also passed to instrument(): execute_many's paced SDK client is not traced twice."""
+    from opentelemetry import trace
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    previous = swap_settings(Settings(tracer_provider=provider))
+    try:
+        fake_anthropic_server.add(response(output_call(GOOD)))
+        client = fake_anthropic_server.client()
+        results = [result async for result in execute_many(triage_agent(), ["a"], client=client)]
+    finally:
+        swap_settings(previous)
+    assert results[0].result.ok
+    spans = exporter.get_finished_spans()
+    assert _named(spans, "chat ") == []
+    call = _one(spans, "anthropic.messages.create")
+    assert _parent_id(call) == _span_id(_one(spans, "invoke_agent"))

@@ -161,9 +161,20 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
             execution.client = client.with_options(open_telemetry=wanted)
         except Exception:  # a client that looks like the SDK's but copies differently: trace it as it is
             logger.debug("could not copy the client to link its spans to the execution", exc_info=True)
-            return options.get("tracer_provider") is settings.tracer_provider
-        return wanted.get("tracer_provider") is settings.tracer_provider
-    return options.get("tracer_provider") is settings.tracer_provider
+            return _same_provider(options.get("tracer_provider"), settings)
+        return _same_provider(wanted.get("tracer_provider"), settings)
+    return _same_provider(options.get("tracer_provider"), settings)
+
+
+def _same_provider(clients: object, settings: Settings) -> bool:
+    """Whether a client with the tracer provider ``clients`` (None: the registered one) sends spans where we do."""
+    ours: object = settings.tracer_provider
+    if clients is ours:
+        return True
+    from opentelemetry import trace
+
+    registered = trace.get_tracer_provider()
+    return (clients or registered) is (ours or registered)
 
 
 async def traced_execution(
