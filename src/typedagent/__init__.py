@@ -60,6 +60,7 @@ from ._results import (
 )
 from ._sync import execute_agent_sync
 from ._tools import Helper, HelperTool, Tool, tool
+from ._tracing import instrument
 
 __version__ = "0.1.0"
 
@@ -123,6 +124,7 @@ __all__ = [
     "execute_agent_sync",
     "execute_many",
     "execute_many_sync",
+    "instrument",
     "price_for",
     "register_price",
     "tool",

@@ -16,6 +16,7 @@ from ._errors import AgentError, Phase
 from ._limits import ExecutionLimits, Guard, Interrupted
 from ._pricing import ModelPrice, price_for, response_cost
 from ._results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMetadata, TokenUsage
+from ._tracing import attempt_ended
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
@@ -103,6 +104,7 @@ class Execution:
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
         self.records.append(self.attempt.record(end))
+        attempt_ended(self.records[-1])
 
     def warn(self, warning: str) -> None:
         """Record a problem in user code the execution worked around, and log it on the ``typedagent`` logger."""

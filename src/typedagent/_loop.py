@@ -31,6 +31,7 @@ from ._results import ExecuteResult, TokenUsage
 from ._server_calls import report_server_calls
 from ._stop_reasons import step_for
 from ._tool_batch import answer_unrun, run_tool_batch
+from ._tracing import traced_execution, traced_model_call
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, Message, MessageParam
@@ -81,7 +82,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
             return stop
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
-        response = await call_model(execution.client, sent, execution.guard)
+        response = await traced_model_call(execution, sent, call_model(execution.client, sent, execution.guard))
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):
@@ -237,9 +238,9 @@ async def execute_agent(
         callbacks=callbacks,
     )
     if given is not None:
-        return await _run(execution)
+        return await traced_execution(execution, _run)
     try:
-        return await _run(execution)
+        return await traced_execution(execution, _run)
     finally:
         # The default client is this execution's own: close its connection pool rather than leak it.
         await close_client(execution.client)

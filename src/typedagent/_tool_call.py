@@ -16,6 +16,7 @@ from ._output import OutputTool, preview_text
 from ._rendering import render_off_loop, truncate
 from ._result_blocks import blocks_text, cap_blocks, content_blocks
 from ._tools import Helper, InvalidToolInput, call_maybe_async
+from ._tracing import traced_tool_call
 from ._validation import Verdict, parse_candidate, validate_candidate
 
 __all__ = ["Reply", "call_tool", "judge", "preview_output", "run_helper"]
@@ -77,7 +78,7 @@ async def call_tool(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
     reply.started = True
     started = time.perf_counter()
     try:
-        return await work()
+        return await traced_tool_call(reply, work)
     finally:
         reply.duration_ms += (time.perf_counter() - started) * 1000
 

@@ -1,6 +1,7 @@
 """pytest plugin for typedagent, loaded wherever typedagent is installed (``pytest11`` entry point).
 
 Fixtures:
+    captured_spans: the OpenTelemetry spans the test's executions finish, in an ``InMemorySpanExporter``.
     scripted_client: an empty ``ScriptedClient``; add responses with ``.add(...)``.
     fake_anthropic_server: a running ``FakeAnthropicServer`` with an empty script.
     cassette: this test's cassette client: a ``ReplayClient`` by default, a ``RecordingClient``
@@ -32,6 +33,8 @@ import pytest
 from _pytest.outcomes import Failed  # pytest.fail.Exception, importable here with its type
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
     from .._client import MessagesClient
     from ._cassette import RecordingClient, ReplayClient
     from ._scripted import ScriptedClient
@@ -194,6 +197,28 @@ def fake_anthropic_server(request: pytest.FixtureRequest) -> Iterator[FakeAnthro
     server.stop()
     if not request.node.stash.get(_CALL_FAILED, False):
         server._raise_problems(None)
+
+
+@pytest.fixture
+def captured_spans() -> Iterator[InMemorySpanExporter]:
+    """The OpenTelemetry spans this test's executions finish, kept in memory (needs ``opentelemetry-sdk``).
+
+    typedagent's spans, and those of the SDK clients it calls, go to a tracer provider of the test's own
+    (content stays off, as by default); ``captured_spans.get_finished_spans()`` lists them in the order they ended.
+    """
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from .._tracing import Settings, swap_settings
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    previous = swap_settings(Settings(tracer_provider=provider))
+    yield exporter
+    swap_settings(previous)
+    provider.shutdown()
 
 
 @pytest.fixture

@@ -1,0 +1,88 @@
+"""The ``typedagent`` logger: an INFO line per finished execution, DEBUG lines per iteration and tool call."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from support import GOOD, run, triage_agent
+
+from typedagent import ExecutionLimits, tool
+from typedagent.testing import ScriptedClient, api_error, delay, output_call, response, tool_call
+
+
+@tool
+async def lookup(query: str) -> str:
+    """Look up a ticket."""
+    return f"found {query}"
+
+
+def _script() -> ScriptedClient:
+    return ScriptedClient([response(tool_call("lookup", {"query": "a"})), response(output_call(GOOD))])
+
+
+async def test_logs_info_line_per_finished_execution(caplog: pytest.LogCaptureFixture) -> None:
+    """One INFO record per execution naming agent, outcome, attempts, iterations, tokens and latency."""
+    caplog.set_level(logging.INFO, logger="typedagent")
+    result = await run(triage_agent(helpers=[lookup]), _script())
+    infos = [record for record in caplog.records if record.levelno == logging.INFO and record.name == "typedagent"]
+    assert len(infos) == 1
+    record = infos[0]
+    message = record.getMessage()
+    assert message.startswith("agent 'triage' finished: success after 1 attempt(s), 2 iteration(s), 30 tokens")
+    assert record.__dict__["typedagent_outcome"] == "success"
+    assert record.__dict__["typedagent_tokens"] == result.metadata.tokens.total
+    assert record.__dict__["typedagent_latency_ms"] == pytest.approx(result.metadata.latency_ms)
+    assert "trace_id" not in record.__dict__
+
+
+async def test_logs_failure_names_the_code(caplog: pytest.LogCaptureFixture) -> None:
+    """A failed execution's INFO line names its AgentErrorCode."""
+    caplog.set_level(logging.INFO, logger="typedagent")
+    await run(triage_agent(), ScriptedClient([api_error(400)]))
+    assert "finished: API_ERROR after 1 attempt(s)" in caplog.text
+
+
+async def test_logs_debug_per_iteration_and_tool(caplog: pytest.LogCaptureFixture) -> None:
+    """At DEBUG each model call and each tool call has its own line."""
+    caplog.set_level(logging.DEBUG, logger="typedagent")
+    await run(triage_agent(helpers=[lookup]), _script())
+    debug = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    assert [line.split(" in ")[0] for line in debug] == [
+        "agent 'triage' attempt 1 iteration 1: stop_reason tool_use",
+        "agent 'triage' tool 'lookup' (helper): ok",
+        "agent 'triage' attempt 1 iteration 2: stop_reason tool_use",
+        "agent 'triage' tool 'final_output' (output): ok",
+    ]
+
+
+async def test_logs_carry_trace_and_span_ids(
+    caplog: pytest.LogCaptureFixture, captured_spans: InMemorySpanExporter
+) -> None:
+    """With a tracer provider the lines carry the ids of the span they describe."""
+    caplog.set_level(logging.DEBUG, logger="typedagent")
+    await run(triage_agent(helpers=[lookup]), _script())
+    spans = {span.name: span for span in captured_spans.get_finished_spans()}
+    agent = spans["invoke_agent triage"]
+    tool_span = spans["execute_tool lookup"]
+    assert agent.context is not None
+    assert tool_span.context is not None
+    info = next(record for record in caplog.records if record.levelno == logging.INFO)
+    assert info.__dict__["trace_id"] == format(agent.context.trace_id, "032x")
+    assert info.__dict__["span_id"] == format(agent.context.span_id, "016x")
+    assert f"trace_id={info.__dict__['trace_id']}" in info.getMessage()
+    tool_line = next(record for record in caplog.records if "tool 'lookup'" in record.getMessage())
+    assert tool_line.__dict__["span_id"] == format(tool_span.context.span_id, "016x")
+
+
+async def test_logs_debug_names_failed_and_interrupted_calls(caplog: pytest.LogCaptureFixture) -> None:
+    """A failed model call and one the deadline interrupted say so on their DEBUG lines."""
+    caplog.set_level(logging.DEBUG, logger="typedagent")
+    await run(triage_agent(), ScriptedClient([api_error(400)]))
+    await run(
+        triage_agent(), ScriptedClient([delay(5, response(output_call(GOOD)))]), limits=ExecutionLimits(timeout_s=0.05)
+    )
+    lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    assert any("iteration 1: failed (invalid_request_error)" in line for line in lines)
+    assert any("iteration 1: interrupted (timeout)" in line for line in lines)
