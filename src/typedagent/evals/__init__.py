@@ -14,9 +14,12 @@
 """
 
 from ._case import Case, Dataset, Thresholds
+from ._console import format_report
 from ._evaluators import Budget, Contains, ExpectedOutput, FieldEquals, Outcome, Predicate
 from ._files import EVALUATOR_KINDS, dataset_json_schema, load_dataset, save_dataset
+from ._html import to_html
 from ._judge import LLMJudge, Verdict
+from ._junit import to_junit
 from ._report import CaseChange, CaseResult, Comparison, EvalReport, EvalRun
 from ._run import rescore, run_evals, run_evals_sync
 from ._score import EvalContext, Evaluator, Score, ToolUse
@@ -50,9 +53,12 @@ __all__ = [
     "ToolUse",
     "Verdict",
     "dataset_json_schema",
+    "format_report",
     "load_dataset",
     "rescore",
     "run_evals",
     "run_evals_sync",
     "save_dataset",
+    "to_html",
+    "to_junit",
 ]

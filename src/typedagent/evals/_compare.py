@@ -47,6 +47,7 @@ def differences(
         path: Where these values sit (dotted, ``line_items.0.amount``).
     """
     where = path or "(output)"
+    leaf: tuple[object, object] = (expected, actual)  # before isinstance() narrows the two apart
     if isinstance(expected, dict) and isinstance(actual, dict):
         left, right = cast("dict[str, object]", expected), cast("dict[str, object]", actual)
         found: list[str] = []
@@ -66,7 +67,7 @@ def differences(
         if len(before) != len(after):
             found.append(f"{where}: expected {len(before)} item(s), got {len(after)}")
         return found
-    return _leaf_difference(where, cast("object", expected), actual, tolerance, relative)
+    return _leaf_difference(where, *leaf, tolerance, relative)
 
 
 def _leaf_difference(where: str, expected: object, actual: object, tolerance: float, relative: float) -> list[str]:
