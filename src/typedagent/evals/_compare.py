@@ -70,7 +70,22 @@ def differences(
     return _leaf_difference(where, *leaf, tolerance, relative)
 
 
+def _as_number(value: object) -> object:
+    """A numeric string as a ``Decimal`` (JSON writes decimals as strings), anything else as it is."""
+    if isinstance(value, str):
+        try:
+            return Decimal(value)
+        except ArithmeticError:
+            return value
+    return value
+
+
 def _leaf_difference(where: str, expected: object, actual: object, tolerance: float, relative: float) -> list[str]:
+    if _is_number(expected) != _is_number(actual):
+        expected, actual = _as_number(expected), _as_number(actual)
+    elif isinstance(expected, str) != isinstance(actual, str) and not isinstance(expected, bool | None):
+        # a date or a UUID read back from JSON is its ISO string: compare the texts
+        return [] if str(expected) == str(actual) else [_line(where, expected, actual)]
     if _is_number(expected) and _is_number(actual):
         return [] if _close(expected, actual, tolerance, relative) else [_line(where, expected, actual)]
     return [] if expected == actual else [_line(where, expected, actual)]
