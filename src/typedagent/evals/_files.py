@@ -6,11 +6,11 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final, NotRequired, cast
 
 import pydantic
 import pydantic_core
-from typing_extensions import NotRequired, TypedDict, TypeVar
+from typing_extensions import TypedDict, TypeVar  # pydantic needs this TypedDict on Python < 3.12
 
 from .._definition import AgentDefinition
 from ._case import Case, Dataset, Thresholds
