@@ -155,10 +155,10 @@ class Predicate(Generic[OutputT]):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Outcome:
-    """The execution ended as ``expect``: ``"success"`` (default) or a failure code such as ``"max_iterations"``."""
+    """The execution ended as ``expect``: ``"success"`` (default) or a failure code such as ``"MAX_ITERATIONS"``."""
 
     expect: str = "success"
-    """``"success"``, or the ``AgentErrorCode`` value a failure case must end with."""
+    """``"success"``, or the ``AgentErrorCode`` value a failure case must end with (``"MAX_ITERATIONS"``)."""
 
     def __post_init__(self) -> None:
         if self.expect not in {code.value for code in AgentErrorCode}:

@@ -34,8 +34,8 @@ class EvalFile(pytest.File):
 
         data = read_file(self.path)
         for case in data["cases"]:
-            yield EvalItem.from_parent(self, name=str(case.get("name")))
-        yield EvalItem.from_parent(self, name=SUITE_ITEM)
+            yield EvalItem.from_parent(self, name=str(case.get("name")))  # pyright: ignore[reportUnknownMemberType]
+        yield EvalItem.from_parent(self, name=SUITE_ITEM)  # pyright: ignore[reportUnknownMemberType]
 
     def report(self) -> EvalReport:
         """The suite's report: run on the first call (replaying the file's cassette), then reused."""

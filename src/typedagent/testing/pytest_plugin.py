@@ -98,7 +98,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     from ..evals._pytest import EvalFile
 
-    return EvalFile.from_parent(parent, path=file_path)
+    return EvalFile.from_parent(parent, path=file_path)  # pyright: ignore[reportUnknownMemberType]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
