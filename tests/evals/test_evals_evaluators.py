@@ -83,6 +83,7 @@ def test_predicate_takes_bools_and_fractions() -> None:
     assert Predicate(function=big).evaluate(context()) == Score(
         evaluator="big", passed=True, value=1.0, reason="big returned True"
     )
+
     def share(city: City) -> float:
         return len(city.tags) * 0.3
 

@@ -42,7 +42,11 @@ def full() -> Dataset[City]:
             ),
             Case(name="rome", prompt="Rome?"),
         ],
-        evaluators=[ExpectedOutput(tolerance=1.0, ignore=("tags",)), Budget(max_iterations=3), LLMJudge(rubric="Be right.")],
+        evaluators=[
+            ExpectedOutput(tolerance=1.0, ignore=("tags",)),
+            Budget(max_iterations=3),
+            LLMJudge(rubric="Be right."),
+        ],
         thresholds=Thresholds(case_min_pass_rate=0.8, suite_min_pass_rate=0.9),
     )
 

@@ -69,7 +69,9 @@ def test_report_saves_and_loads_as_versioned_json(report: EvalReport, tmp_path: 
 def test_report_compare_lists_regressions_and_improvements(report: EvalReport) -> None:
     """Lower pass rates regressed, higher ones improved; new and removed cases are named."""
     paris, lyon = report.cases
-    worse = dataclasses.replace(paris, runs=tuple(dataclasses.replace(r, scores=lyon.runs[1].scores) for r in paris.runs))
+    worse = dataclasses.replace(
+        paris, runs=tuple(dataclasses.replace(r, scores=lyon.runs[1].scores) for r in paris.runs)
+    )
     renamed = dataclasses.replace(lyon, name="nice")
     baseline = dataclasses.replace(report, cases=(paris, lyon))
     current = dataclasses.replace(report, cases=(worse, renamed))
@@ -135,5 +137,7 @@ def test_to_html_renders_in_headless_chromium(report: EvalReport, tmp_path: Path
     assert "rendered 4 charts" in dom.stdout
     assert "Uncaught" not in dom.stderr
     shot = tmp_path / "shot.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1000,800", page.as_uri()], capture_output=True, timeout=120)
+    subprocess.run(
+        [*flags, f"--screenshot={shot}", "--window-size=1000,800", page.as_uri()], capture_output=True, timeout=120
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

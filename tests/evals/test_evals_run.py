@@ -124,7 +124,9 @@ async def test_llm_judge_is_a_scripted_agent(agent: AgentDefinition[City, None])
     assert report.runs[0].scores == (Score(evaluator="LLMJudge", passed=True, value=0.8, reason="Names the capital."),)
     request = judge_client.requests[0]
     assert "The answer names a capital city." in str(request["system"])
-    assert "<answer>" in str(request["messages"][0]["content"]) and "<expected>" in str(request["messages"][0]["content"])
+    assert "<answer>" in str(request["messages"][0]["content"]) and "<expected>" in str(
+        request["messages"][0]["content"]
+    )
     assert judge.agent.output.name == "record_verdict"
 
 
