@@ -71,7 +71,8 @@ def test_cli_eval_replays_a_cassette_and_writes_reports(tmp_path: Path) -> None:
         str(tmp_path / "r.xml"),
     )
     assert code == 0, err
-    assert "vpn_drops_hourly" in out and "suite pass rate 100% (min 100%): PASSED" in out
+    assert "vpn_drops_hourly" in out
+    assert "suite pass rate 100% (min 100%): PASSED" in out
     assert json.loads((tmp_path / "r.json").read_text())["repeat"] == 2
     assert "<svg" in (tmp_path / "r.html").read_text()
     assert 'name="vpn_drops_hourly"' in (tmp_path / "r.xml").read_text()

@@ -99,4 +99,5 @@ def test_dataset_json_schema_is_committed_and_typed(agent: AgentDefinition[City,
     expected = typed["properties"]["cases"]["items"]["properties"]["expected"]
     assert set(expected["properties"]) == {"name", "population", "tags"}
     kinds = [next(iter(entry["properties"])) for entry in typed["properties"]["evaluators"]["items"]["oneOf"]]
-    assert "tool_called_with" in kinds and "llm_judge" in kinds
+    assert "tool_called_with" in kinds
+    assert "llm_judge" in kinds

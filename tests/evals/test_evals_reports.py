@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -84,8 +83,12 @@ def test_report_compare_lists_regressions_and_improvements(report: EvalReport) -
 def test_format_report_shows_each_case_and_the_verdict(report: EvalReport) -> None:
     """The table has a row per case with status and pass rate, then the thresholds that failed."""
     text = format_report(report, baseline=report)
-    assert "paris" in text and "passed" in text and "2/2 (min 100%)" in text
-    assert "lyon" in text and "flaky" in text and "1/2 (min 50%)" in text
+    assert "paris" in text
+    assert "passed" in text
+    assert "2/2 (min 100%)" in text
+    assert "lyon" in text
+    assert "flaky" in text
+    assert "1/2 (min 50%)" in text
     assert "suite pass rate 75% (min 90%): FAILED" in text
     assert "threshold failed: suite: pass rate 75% below 90%" in text
     assert "vs baseline: 0 regressed, 0 improved" in text
@@ -102,7 +105,8 @@ def test_to_junit_has_a_testcase_per_case(report: EvalReport) -> None:
     assert cases["paris"].find("failure") is None
     assert "flaky" in (cases["lyon"].findtext("system-out") or "")
     failure = cases["suite"].find("failure")
-    assert failure is not None and failure.get("message") == "suite pass rate 75% below 90%"
+    assert failure is not None
+    assert failure.get("message") == "suite pass rate 75% below 90%"
 
 
 def test_to_html_is_self_contained(report: EvalReport) -> None:
@@ -110,7 +114,9 @@ def test_to_html_is_self_contained(report: EvalReport) -> None:
     page = to_html(report, baseline=report)
     assert page.count('<svg class="chart"') == 3  # pass rates, one score histogram, tokens and cost (no change)
     assert 'id="baseline"' in page
-    assert "<link" not in page and "src=" not in page and "@import" not in page
+    assert "<link" not in page
+    assert "src=" not in page
+    assert "@import" not in page
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium is not installed (CI installs it: .ci/run)")

@@ -124,9 +124,8 @@ async def test_llm_judge_is_a_scripted_agent(agent: AgentDefinition[City, None])
     assert report.runs[0].scores == (Score(evaluator="LLMJudge", passed=True, value=0.8, reason="Names the capital."),)
     request = judge_client.requests[0]
     assert "The answer names a capital city." in str(request["system"])
-    assert "<answer>" in str(request["messages"][0]["content"]) and "<expected>" in str(
-        request["messages"][0]["content"]
-    )
+    assert "<answer>" in str(request["messages"][0]["content"])
+    assert "<expected>" in str(request["messages"][0]["content"])
     assert judge.agent.output.name == "record_verdict"
 
 
@@ -137,7 +136,8 @@ async def test_llm_judge_failure_fails_the_run(agent: AgentDefinition[City, None
     judged = Dataset(cases=[Case(name="paris", prompt="Tell me about Paris")], evaluators=[failing, low])
     report = await run_evals(judged, agent, client=answering(PARIS))
     first, second = report.runs[0].scores
-    assert first.passed is False and first.reason.startswith("the judge failed: API_ERROR")
+    assert first.passed is False
+    assert first.reason.startswith("the judge failed: API_ERROR")
     assert (second.passed, second.value) == (False, 0.2)
 
 
