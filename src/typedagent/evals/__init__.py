@@ -26,7 +26,6 @@ from ._score import EvalContext, Evaluator, Score, ToolUse
 from ._tool_checks import ToolCalled, ToolCalledWith, ToolCount, ToolNotCalled, ToolOrder
 
 __all__ = [
-    "EVALUATOR_KINDS",
     "Budget",
     "Case",
     "CaseChange",
@@ -34,6 +33,7 @@ __all__ = [
     "Comparison",
     "Contains",
     "Dataset",
+    "EVALUATOR_KINDS",
     "EvalContext",
     "EvalReport",
     "EvalRun",
