@@ -104,7 +104,7 @@ def _runs(report: EvalReport) -> str:
         outcome = "success" if run.error_code is None else f"{run.error_code}: {run.error_message}"
         parts.append(
             f"<details><summary>{escape(run.case)} #{run.repeat}: {'passed' if run.passed else 'FAILED'} "
-            f"({escape(outcome[:120])})</summary>"
+            f"(execution: {escape(outcome[:120])})</summary>"
             f"<table><tr><th>evaluator</th><th>result</th><th>score</th><th>reason</th></tr>{scores}</table>"
             f"<p>{run.tokens.total:,} tokens, {run.iterations} API call(s), {run.attempts} attempt(s), "
             f"{run.latency_ms:.0f} ms</p>"

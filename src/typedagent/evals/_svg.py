@@ -28,7 +28,7 @@ def bar_chart(title: str, bars: Sequence[Bar], *, maximum: float | None = None, 
     """Horizontal bars, one row each; ``centered`` draws negative values left of a middle axis."""
     top = max([maximum or 0.0, *(abs(bar.value) for bar in bars)]) or 1.0
     height = _ROW * len(bars) + 30
-    width = _LABEL + _PLOT + 120
+    width = _LABEL + _PLOT + 240
     origin = _LABEL + (_PLOT / 2 if centered else 0)
     scale = (_PLOT / 2 if centered else _PLOT) / top
     parts = [
