@@ -13,7 +13,7 @@ import pytest
 
 from typedagent.__main__ import main
 from typedagent.evals import load_dataset, run_evals_sync
-from typedagent.testing import ReplayClient
+from typedagent.testing import FakeAnthropicServer, ReplayClient
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALS = ROOT / "examples" / "evals"
@@ -145,3 +145,31 @@ def test_pytest_eval_file_without_agent_fails_clearly(pytester: pytest.Pytester)
     result = pytester.runpytest("-p", "no:randomly")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*name the agent to evaluate*"])
+
+
+def test_cli_eval_records_live_then_replays(
+    fake_anthropic_server: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--record`` runs live (here against the fake API on 127.0.0.1) into a cassette that ``--cassette`` replays."""
+    triage = _example("support_triage")
+    fake_anthropic_server.add(*triage.scripted_client().script)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic_server.base_url)
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    dataset = str(EVALS / "support_triage.eval.yaml")
+    cassette = tmp_path / "live.json"
+    code, _, err = _eval(target, dataset, "--record", str(cassette))
+    assert code == 0, err
+    assert len(json.loads(cassette.read_text())["calls"]) == 5
+    assert _eval(target, dataset, "--cassette", str(cassette))[0] == 0
+
+
+def test_cli_eval_reports_cassette_drift(tmp_path: Path) -> None:
+    """A prompt that no longer matches the cassette exits 1 naming what drifted, without a traceback."""
+    text = (EVALS / "support_triage.eval.yaml").read_text().replace("Ticket #4812", "Ticket #4813")
+    changed = tmp_path / "changed.eval.yaml"
+    changed.write_text(text + "repeat: 1\n")
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    code, _, err = _eval(target, str(changed), "--cassette", str(EVALS / "cassettes" / "support_triage.json"))
+    assert code == 1
+    assert err.startswith("typedagent eval: CassetteError: ReplayClient: call 1 does not match recorded call 1")

@@ -160,3 +160,15 @@ async def test_rescore_uses_new_evaluators_without_running_the_agent(agent: Agen
         report.runs[0].output,
         report.runs[0].tokens,
     )
+
+
+async def test_llm_judge_judges_an_answer_once(agent: AgentDefinition[City, None]) -> None:
+    """Repeated runs with the same answer ask the judge once; an empty rubric is refused."""
+    judge_client = ScriptedClient([output_call(Verdict(passed=False, score=0.1, reason="Wrong city."))])
+    judge = LLMJudge(rubric="Right city.", client=judge_client)
+    judged = Dataset(cases=[Case(name="paris", prompt="Tell me about Paris")], evaluators=[judge])
+    report = await run_evals(judged, agent, client=answering(PARIS), repeat=3)
+    assert [run.scores[0].reason for run in report.runs] == ["Wrong city."] * 3
+    assert len(judge_client.requests) == 1
+    with pytest.raises(ValueError, match="empty rubric"):
+        LLMJudge(rubric=" ")

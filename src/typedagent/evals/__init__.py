@@ -16,7 +16,7 @@
 from ._case import Case, Dataset, Thresholds
 from ._console import format_report
 from ._evaluators import Budget, Contains, ExpectedOutput, FieldEquals, Outcome, Predicate
-from ._files import EVALUATOR_KINDS, dataset_json_schema, load_dataset, save_dataset
+from ._files import dataset_json_schema, load_dataset, save_dataset
 from ._html import to_html
 from ._judge import LLMJudge, Verdict
 from ._junit import to_junit
@@ -33,7 +33,6 @@ __all__ = [
     "Comparison",
     "Contains",
     "Dataset",
-    "EVALUATOR_KINDS",
     "EvalContext",
     "EvalReport",
     "EvalRun",

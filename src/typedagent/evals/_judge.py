@@ -44,7 +44,9 @@ class LLMJudge:
 
     The judge is an agent (``judge.agent``) whose output is a ``Verdict``; in tests, pass a
     ``ScriptedClient`` answering with ``output_call(Verdict(...))``. A judge that fails (an API error,
-    no valid verdict) fails the run, with its error as the reason.
+    no valid verdict) fails the run, with its error as the reason. Verdicts are kept for the judge's
+    lifetime: the same task, answer and expected output (a repeated run that answered the same, a
+    re-score) is judged once.
     """
 
     rubric: str
@@ -57,16 +59,14 @@ class LLMJudge:
     """The least score that passes (the verdict's ``passed`` must be true too)."""
     label: str = "LLMJudge"
     """The name reports show."""
+    agent: AgentDefinition[Verdict, None] = field(init=False, repr=False, compare=False)
+    """The judge agent, built once from the rubric and model."""
+    _verdicts: dict[str, Score] = field(init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        """The label."""
-        return self.label
-
-    @property
-    def agent(self) -> AgentDefinition[Verdict, None]:
-        """The judge agent."""
-        return define_agent(
+    def __post_init__(self) -> None:
+        if not isinstance(self.rubric, str) or not self.rubric.strip():
+            raise ValueError("LLMJudge.rubric must say what a good answer does, got an empty rubric.")
+        judge = define_agent(
             name="llm_judge",
             model=self.model,
             instructions=_instructions(self.rubric),
@@ -74,6 +74,13 @@ class LLMJudge:
             validation=ValidationConfig(max_attempts=2, max_iterations_per_attempt=2),
             max_tokens=1024,
         )
+        object.__setattr__(self, "agent", judge)
+        object.__setattr__(self, "_verdicts", {})
+
+    @property
+    def name(self) -> str:
+        """The label."""
+        return self.label
 
     def prompt(self, context: EvalContext[Any]) -> str:
         """What the judge reads: the task, the answer, and the expected answer when the case has one."""
@@ -83,19 +90,25 @@ class LLMJudge:
         return "\n\n".join(parts)
 
     async def evaluate(self, context: EvalContext[Any], /) -> Score:
-        """Ask the judge."""
+        """Ask the judge; an answer it already judged (the same task, answer and expected) is not asked again."""
         if context.output is None:
             return Score.check(self.name, False, f"no output: the execution failed with {context.error_code}")
-        result = await execute_agent(self.agent, self.prompt(context), client=self.client)
+        prompt = self.prompt(context)
+        cached = self._verdicts.get(prompt)
+        if cached is not None:
+            return cached
+        result = await execute_agent(self.agent, prompt, client=self.client)
         if result.ok is False:
             return Score.check(self.name, False, f"the judge failed: {result.error}")
         verdict = result.output
-        return Score(
+        score = Score(
             evaluator=self.name,
             passed=verdict.passed and verdict.score >= self.pass_at,
             value=verdict.score,
             reason=verdict.reason,
         )
+        self._verdicts[prompt] = score
+        return score
 
 
 def _json(value: object) -> str:
