@@ -27,6 +27,7 @@ class EvalFile(pytest.File):
     """
 
     _report: EvalReport | None = None
+    _error: Exception | None = None
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per case, then the suite's."""
@@ -38,9 +39,18 @@ class EvalFile(pytest.File):
         yield EvalItem.from_parent(self, name=SUITE_ITEM)  # pyright: ignore[reportUnknownMemberType]
 
     def report(self) -> EvalReport:
-        """The suite's report: run on the first call (replaying the file's cassette), then reused."""
+        """The suite's report: run on the first call (replaying the file's cassette), then reused.
+
+        A run that raised (no agent named, a cassette that drifted) raises the same error for every item.
+        """
+        if self._error is not None:
+            raise self._error
         if self._report is None:
-            self._report = self._run()
+            try:
+                self._report = self._run()
+            except Exception as exc:
+                self._error = exc
+                raise
         return self._report
 
     def _run(self) -> EvalReport:

@@ -17,6 +17,7 @@ from typing_extensions import TypeVar
 from .._client import MessagesClient
 from .._definition import AgentDefinition
 from .._errors import AgentErrorCode
+from .._inputs import RunInput
 from .._limits import ExecutionLimits
 from .._many import execute_many
 from .._results import ExecuteResult
@@ -166,9 +167,7 @@ async def run_evals(
     return _report(dataset, agent, repeat, runs)
 
 
-def _input(case: Case[Any, Any], index: int) -> Any:
-    from .._inputs import RunInput
-
+def _input(case: Case[Any, Any], index: int) -> RunInput[Any]:
     return RunInput(case.prompt, deps=case.deps, key=f"{case.name}#{index}")
 
 
