@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from conftest import PARIS, City, answering
 
@@ -21,7 +23,7 @@ from typedagent.evals import (
     run_evals,
     run_evals_sync,
 )
-from typedagent.testing import ScriptedClient, api_error, output_call
+from typedagent.testing import FunctionClient, MessagesRequest, ScriptedClient, ScriptStep, api_error, output_call
 
 WRONG = PARIS.model_copy(update={"population": 1})
 
@@ -172,3 +174,30 @@ async def test_llm_judge_judges_an_answer_once(agent: AgentDefinition[City, None
     assert len(judge_client.requests) == 1
     with pytest.raises(ValueError, match="empty rubric"):
         LLMJudge(rubric=" ")
+
+
+def test_llm_judge_shares_one_judgement_between_concurrent_runs(agent: AgentDefinition[City, None]) -> None:
+    """Runs judged at once with the same answer wait for one judgement, kept across event loops."""
+
+    async def slow_judge(request: MessagesRequest) -> ScriptStep:
+        await asyncio.sleep(0.02)
+        return output_call(Verdict(passed=True, score=1.0, reason="Right."))
+
+    judge_client = FunctionClient(slow_judge)
+    judge = LLMJudge(rubric="Right city.", client=judge_client)
+    judged = Dataset(cases=[Case(name="paris", prompt="Tell me about Paris")], evaluators=[judge])
+    first = run_evals_sync(judged, agent, client=answering(PARIS), repeat=3, concurrency=3)
+    second = run_evals_sync(judged, agent, client=answering(PARIS))
+    assert [run.passed for run in [*first.runs, *second.runs]] == [True] * 4
+    assert len(judge_client.requests) == 1
+
+
+async def test_llm_judge_does_not_keep_a_failed_judgement(agent: AgentDefinition[City, None]) -> None:
+    """A judgement that failed is asked again for the next run."""
+    verdict = Verdict(passed=True, score=1.0, reason="Right.")
+    judge_client = ScriptedClient([api_error(400, "bad"), output_call(verdict)])
+    judge = LLMJudge(rubric="Right city.", client=judge_client)
+    judged = Dataset(cases=[Case(name="paris", prompt="Tell me about Paris")], evaluators=[judge])
+    report = await run_evals(judged, agent, client=answering(PARIS), repeat=2, concurrency=1)
+    assert [run.passed for run in report.runs] == [False, True]
+    assert len(judge_client.requests) == 2

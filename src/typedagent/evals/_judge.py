@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +62,7 @@ class LLMJudge:
     """The name reports show."""
     agent: AgentDefinition[Verdict, None] = field(init=False, repr=False, compare=False)
     """The judge agent, built once from the rubric and model."""
-    _verdicts: dict[str, Score] = field(init=False, repr=False, compare=False)
+    _verdicts: dict[str, asyncio.Future[Score]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.rubric, str) or not self.rubric.strip():
@@ -94,21 +95,33 @@ class LLMJudge:
         if context.output is None:
             return Score.check(self.name, False, f"no output: the execution failed with {context.error_code}")
         prompt = self.prompt(context)
-        cached = self._verdicts.get(prompt)
-        if cached is not None:
-            return cached
+        # One judgement per prompt, shared by runs judged at the same time; a failed one is not kept.
+        pending = self._verdicts.get(prompt)
+        if pending is None:
+            pending = self._verdicts[prompt] = asyncio.ensure_future(self._ask(prompt))
+        try:
+            return await asyncio.shield(pending)
+        except _JudgeFailed as failed:
+            self._verdicts.pop(prompt, None)
+            return failed.score
+
+    async def _ask(self, prompt: str) -> Score:
         result = await execute_agent(self.agent, prompt, client=self.client)
         if result.ok is False:
-            return Score.check(self.name, False, f"the judge failed: {result.error}")
+            raise _JudgeFailed(Score.check(self.name, False, f"the judge failed: {result.error}"))
         verdict = result.output
-        score = Score(
+        return Score(
             evaluator=self.name,
             passed=verdict.passed and verdict.score >= self.pass_at,
             value=verdict.score,
             reason=verdict.reason,
         )
-        self._verdicts[prompt] = score
-        return score
+
+
+class _JudgeFailed(Exception):
+    def __init__(self, score: Score) -> None:
+        super().__init__(score.reason)
+        self.score = score
 
 
 def _json(value: object) -> str:

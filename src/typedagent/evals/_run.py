@@ -131,7 +131,8 @@ async def run_evals(
     """Run every case ``repeat`` times (on ``execute_many``) and score each run with its evaluators.
 
     Nothing raises for a failed execution or a failed score: they are in the report, whose
-    ``passed`` says whether the thresholds hold. Evaluators run after every execution finished.
+    ``passed`` says whether the thresholds hold. Evaluators run once every execution finished,
+    ``concurrency`` runs at a time (an ``LLMJudge`` calls a model).
 
     Args:
         dataset: The cases and evaluators.
@@ -160,10 +161,14 @@ async def run_evals(
         async for item in stream:
             name, _, position = item.key.rpartition("#")
             finished.append((cases[name], int(position), cast("ExecuteResult[OutputT]", item.result)))
-    runs: list[EvalRun] = []
-    for case, repeat_index, result in finished:
+    slots = asyncio.Semaphore(concurrency)  # LLM judges call a model: as many at once as executions
+
+    async def scored(case: Case[OutputT, DepsT], repeat_index: int, result: ExecuteResult[OutputT]) -> EvalRun:
         context = _context(case, result)
-        runs.append(_record(case, repeat_index, context, await _score(_evaluators(dataset, case), context)))
+        async with slots:
+            return _record(case, repeat_index, context, await _score(_evaluators(dataset, case), context))
+
+    runs = await asyncio.gather(*(scored(*item) for item in finished))
     return _report(dataset, agent, repeat, runs)
 
 
