@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,22 @@ def test_dataset_json_schema_is_committed_and_typed(agent: AgentDefinition[City,
     kinds = [next(iter(entry["properties"])) for entry in typed["properties"]["evaluators"]["items"]["oneOf"]]
     assert "tool_called_with" in kinds
     assert "llm_judge" in kinds
+
+
+def test_yaml_and_rich_missing_say_what_to_install(
+    agent: AgentDefinition[City, None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without PyYAML or rich, YAML files and the console table fail with the extra to install."""
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    monkeypatch.setitem(sys.modules, "rich.console", None)
+    with pytest.raises(ImportError, match=r"typedagent\[evals\]"):
+        load_dataset(tmp_path / "x.yaml", agent)
+    with pytest.raises(ImportError, match=r"typedagent\[evals\]"):
+        save_dataset(full(), tmp_path / "x.yaml")
+    save_dataset(full(), tmp_path / "x.json")
+    assert load_dataset(tmp_path / "x.json", agent) == full()
+    from typedagent.evals import EvalReport, Thresholds, format_report
+
+    empty = EvalReport(suite="s", agent="a", model="m", repeat=1, thresholds=Thresholds(), cases=())
+    with pytest.raises(ImportError, match=r"typedagent\[evals\]"):
+        format_report(empty)

@@ -22,8 +22,11 @@ def format_report(
         width: Console width.
         color: Keep ANSI colours (for a terminal).
     """
-    from rich.console import Console
-    from rich.table import Table
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        raise ImportError("format_report needs rich: pip install 'typedagent[evals]'") from None
 
     comparison = report.compare(baseline) if baseline is not None else None
     table = Table(title=f"{report.suite}: {report.agent} on {report.model}, {report.repeat} run(s) per case")

@@ -53,6 +53,16 @@ _FILE_KEYS: Final = frozenset({"$schema", "name", "agent", "cassette", "repeat",
 _CASE_KEYS: Final = frozenset({"name", "prompt", "deps", "expected", "metadata", "evaluators", "min_pass_rate"})
 
 
+def _yaml() -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError(
+            "dataset files in YAML need PyYAML: pip install 'typedagent[evals]' (or use a .json dataset file)"
+        ) from None
+    return yaml
+
+
 def _spec_adapter(kind: str) -> pydantic.TypeAdapter[Any]:
     return pydantic.TypeAdapter(_JudgeSpec if kind == "llm_judge" else EVALUATOR_KINDS[kind])
 
@@ -92,14 +102,10 @@ def read_file(path: str | Path) -> dict[str, Any]:
         OSError: it cannot be read.
     """
     source = Path(path)
+    yaml = _yaml() if source.suffix in (".yaml", ".yml") else None
     text = source.read_text()
     try:
-        if source.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
+        data = yaml.safe_load(text) if yaml is not None else json.loads(text)
     except Exception as exc:  # YAMLError or JSONDecodeError, with the line
         raise ValueError(f"{path}: not a valid dataset file: {exc}") from None
     if not isinstance(data, dict) or "cases" not in data:
@@ -214,9 +220,7 @@ def save_dataset(dataset: Dataset[Any, Any], path: str | Path) -> None:
     }
     target = Path(path)
     if target.suffix in (".yaml", ".yml"):
-        import yaml
-
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        text = _yaml().safe_dump(data, sort_keys=False, allow_unicode=True)
     else:
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     target.write_text(text)
