@@ -121,3 +121,16 @@ def test_yaml_and_rich_missing_say_what_to_install(
     empty = EvalReport(suite="s", agent="a", model="m", repeat=1, thresholds=Thresholds(), cases=())
     with pytest.raises(ImportError, match=r"typedagent\[evals\]"):
         format_report(empty)
+
+
+def test_dataset_json_schema_accepts_the_example_suites_and_rejects_typos() -> None:
+    """An editor using the committed schema accepts every bundled suite and flags an unknown evaluator."""
+    import jsonschema
+    import yaml
+
+    schema = json.loads(SCHEMA.read_text())
+    for path in sorted((SCHEMA.parents[3] / "examples" / "evals").glob("*.eval.yaml")):
+        jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+    typo = {"cases": [{"name": "a", "prompt": "x", "evaluators": [{"tool_caled": {"tool": "x"}}]}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(typo, schema)
