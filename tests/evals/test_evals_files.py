@@ -129,7 +129,9 @@ def test_dataset_json_schema_accepts_the_example_suites_and_rejects_typos() -> N
     import yaml
 
     schema = json.loads(SCHEMA.read_text())
-    for path in sorted((SCHEMA.parents[3] / "examples" / "evals").glob("*.eval.yaml")):
+    suites = sorted((SCHEMA.parents[3] / "examples" / "evals").glob("*.eval.yaml"))
+    assert len(suites) == 4
+    for path in suites:
         jsonschema.validate(yaml.safe_load(path.read_text()), schema)
     typo = {"cases": [{"name": "a", "prompt": "x", "evaluators": [{"tool_caled": {"tool": "x"}}]}]}
     with pytest.raises(jsonschema.ValidationError):
