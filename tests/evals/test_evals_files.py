@@ -41,7 +41,7 @@ def full() -> Dataset[City]:
                 evaluators=[ToolCalledWith(tool="lookup", arguments={"city": "Paris"}), ToolOrder(tools=("lookup",))],
                 min_pass_rate=0.5,
             ),
-            Case(name="rome", prompt="Rome?"),
+            Case(name="rome", prompt="Rome?\nAnswer in two lines.\n"),
         ],
         evaluators=[
             ExpectedOutput(tolerance=1.0, ignore=("tags",)),
@@ -136,3 +136,9 @@ def test_dataset_json_schema_accepts_the_example_suites_and_rejects_typos() -> N
     typo = {"cases": [{"name": "a", "prompt": "x", "evaluators": [{"tool_caled": {"tool": "x"}}]}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(typo, schema)
+
+
+def test_save_dataset_writes_multi_line_prompts_as_blocks(tmp_path: Path) -> None:
+    """A multi-line prompt is a literal block in YAML, as a person would write it."""
+    save_dataset(full(), tmp_path / "x.yaml")
+    assert "  prompt: |\n    Rome?\n    Answer in two lines.\n" in (tmp_path / "x.yaml").read_text()

@@ -220,7 +220,18 @@ def save_dataset(dataset: Dataset[Any, Any], path: str | Path) -> None:
     }
     target = Path(path)
     if target.suffix in (".yaml", ".yml"):
-        text = _yaml().safe_dump(data, sort_keys=False, allow_unicode=True)
+        _yaml()  # a missing PyYAML says which extra to install
+        import yaml
+
+        class Dumper(yaml.SafeDumper):
+            """Multi-line strings (prompts, documents) as literal blocks, readable and diffable."""
+
+        def text_block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+            style = "|" if "\n" in value else None
+            return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)  # pyright: ignore[reportUnknownMemberType]
+
+        Dumper.add_representer(str, text_block)
+        text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True)
     else:
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     target.write_text(text)
