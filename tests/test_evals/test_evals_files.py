@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PARIS, City
+from evals_support import PARIS, City
 
 from typedagent import AgentDefinition
 from typedagent.evals import (

@@ -1,17 +1,14 @@
-"""Shared agents and clients for the evals tests."""
+"""Shared agents, clients and contexts of the evals tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from pydantic import BaseModel
 
 from typedagent import AgentDefinition, OutputTool, define_agent, tool
 from typedagent.evals import EvalContext
 from typedagent.testing import FunctionClient, MessagesRequest, ScriptStep, output_call, tool_call
-
-pytest_plugins = ["pytester"]
 
 
 class City(BaseModel):
@@ -58,9 +55,3 @@ def context(**fields: Any) -> EvalContext[City]:
     values: dict[str, Any] = {"case": "paris", "prompt": "Tell me about Paris", "expected": PARIS, "output": PARIS}
     values.update({"error_code": None, **fields})
     return EvalContext(**values)
-
-
-@pytest.fixture
-def agent() -> AgentDefinition[City, None]:
-    """The city agent."""
-    return city_agent()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PARIS, City, context
+from evals_support import PARIS, City, context
 
 from typedagent import AgentErrorCode, TokenUsage
 from typedagent.evals import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import PARIS, City, answering
+from evals_support import PARIS, City, answering
 
 from typedagent import AgentDefinition
 from typedagent.evals import (

@@ -9,7 +9,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import PARIS, City, answering
+from evals_support import PARIS, City, answering
 
 from typedagent import AgentDefinition
 from typedagent.evals import (
