@@ -1,6 +1,7 @@
 """The package's public surface: ``__all__`` is sorted, complete and importable."""
 
 import typedagent
+import typedagent.evals
 import typedagent.testing
 
 
@@ -10,13 +11,13 @@ def _public_names(module: object) -> set[str]:
 
 def test_all_is_sorted() -> None:
     """``__all__`` lists names in sorted order (as httpx checks)."""
-    for module in (typedagent, typedagent.testing):
+    for module in (typedagent, typedagent.testing, typedagent.evals):
         assert list(module.__all__) == sorted(module.__all__)
 
 
 def test_all_is_complete() -> None:
     """Every public name the package exposes is in ``__all__``, and every listed name exists."""
-    for module in (typedagent, typedagent.testing):
+    for module in (typedagent, typedagent.testing, typedagent.evals):
         exported = set(module.__all__) - {"__version__"}
         public = {name for name in _public_names(module) if not isinstance(getattr(module, name), type(typedagent))}
         assert public == exported

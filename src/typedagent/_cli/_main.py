@@ -12,6 +12,7 @@ from .. import __version__
 from ._batch import add_batch_parser, batch_command
 from ._check import add_check_parser, check_command
 from ._demo import add_demo_parser, demo_command
+from ._eval import add_eval_parser, eval_command
 from ._load import UsageError
 from ._run import EXIT_INTERRUPTED, add_run_parser, run_command
 
@@ -24,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``typedagent`` argument parser with its commands."""
     parser = argparse.ArgumentParser(
         prog="typedagent",
-        description="Run, check and demo typedagent agents. Data (JSON) goes to stdout, everything else to stderr.",
+        description=(
+            "Run, check, evaluate and demo typedagent agents. Data (JSON) goes to stdout, everything else to stderr."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"typedagent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -32,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_batch_parser(commands)
     add_check_parser(commands)
     add_demo_parser(commands)
+    add_eval_parser(commands)
     return parser
 
 
@@ -65,6 +69,8 @@ def main(
             return check_command(args, out, err)
         if args.command == "batch":
             return batch_command(args, err)
+        if args.command == "eval":
+            return eval_command(args, out, err)
         return demo_command(args, out, err)
     except UsageError as exc:
         err.write(f"typedagent {args.command}: error: {exc}\n")

@@ -11,6 +11,9 @@ Fixtures:
     cassette_real_client: the client used to record (``AsyncAnthropic()``); override it for Bedrock,
         Vertex or client options.
 
+Eval suites: files named ``*.eval.yaml`` (or ``.eval.yml``, ``.eval.json``) are collected as tests,
+one per case plus one for the suite's threshold (see ``typedagent.evals``).
+
 Blocking real model requests is opt-in, so the plugin never changes tests that do not ask for it:
 a blocked test fails on any request through the ``anthropic`` SDK's HTTP transports to a host that
 is not loopback. Requests are blocked in tests that use ``scripted_client``, ``fake_anthropic_server``
@@ -90,6 +93,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "allow_model_requests: let this test send requests to real model APIs where typedagent would block them.",
     )
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect eval suites (``*.eval.yaml``): one test per case."""
+    if not file_path.name.endswith((".eval.yaml", ".eval.yml", ".eval.json")):
+        return None
+    from ..evals._pytest import EvalFile
+
+    return EvalFile.from_parent(parent, path=file_path)  # pyright: ignore[reportUnknownMemberType]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -1,0 +1,114 @@
+"""``typedagent eval``: run an eval dataset against an agent, write its reports, exit 1 when a threshold fails."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+from .._client import close_client, default_client
+from ._load import ImportFailed, UsageError, load_agent
+from ._run import _positive_int
+
+__all__ = ["add_eval_parser", "eval_command"]
+
+EXIT_THRESHOLD_FAILED = 1
+
+
+def add_eval_parser(commands: Any) -> None:
+    """Register ``typedagent eval``."""
+    parser = commands.add_parser(
+        "eval",
+        help="run an eval dataset (YAML or JSON) against an agent; exit 1 when a pass-rate threshold fails",
+        description=(
+            "Run every case of DATASET against the agent (--repeat times), score the runs with the dataset's "
+            "evaluators, print a table and write the reports asked for. With --cassette the model's answers are "
+            "replayed from a cassette (no network, no API key). Exit status: 0 every threshold holds, 1 a "
+            "threshold failed, 2 usage error."
+        ),
+    )
+    parser.add_argument("target", metavar="MODULE:ATTR", help="the agent: package.module:agent or file.py:agent")
+    parser.add_argument("dataset", metavar="DATASET", type=Path, help="the dataset file (.yaml, .yml or .json)")
+    parser.add_argument(
+        "--repeat", type=_positive_int, metavar="N", help="runs per case (default: the file's 'repeat', else 1)"
+    )
+    parser.add_argument(
+        "-c", "--concurrency", type=_positive_int, default=8, metavar="N", help="executions at once (default 8)"
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--cassette", type=Path, metavar="PATH", help="replay the model's answers from this cassette")
+    source.add_argument(
+        "--record", type=Path, metavar="PATH", help="run live and save every request/response to this cassette"
+    )
+    parser.add_argument("--baseline", type=Path, metavar="REPORT", help="a JSON report to compare with")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
+    parser.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here")
+    parser.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
+
+
+def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the evals; return the exit status."""
+    from ..evals import EvalReport, format_report, load_dataset, run_evals, to_html, to_junit
+    from ..evals._files import read_file
+    from ..testing import RecordingClient
+
+    try:
+        agent = load_agent(args.target).agent
+    except ImportFailed as exc:
+        raise UsageError(str(exc)) from exc
+    try:
+        dataset = load_dataset(args.dataset, agent)
+        repeat = args.repeat or read_file(args.dataset).get("repeat") or 1
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"DATASET: {exc}") from None
+    baseline = None
+    if args.baseline is not None:
+        try:
+            baseline = EvalReport.load(args.baseline)
+        except (ValueError, OSError) as exc:
+            raise UsageError(f"--baseline: {exc}") from None
+    client: Any = None
+    if args.cassette is not None:
+        from ..testing import CassetteError, ReplayClient
+
+        try:
+            client = ReplayClient(args.cassette)
+        except CassetteError as exc:
+            raise UsageError(f"--cassette: {exc}") from None
+    elif not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError("ANTHROPIC_API_KEY is not set: export it, or replay a recording with --cassette PATH")
+    elif args.record is not None:
+        from ..testing import RecordingClient
+
+        client = RecordingClient(default_client(), args.record)
+
+    async def evaluate() -> EvalReport:
+        try:
+            return await run_evals(dataset, agent, repeat=repeat, concurrency=args.concurrency, client=client)
+        finally:
+            if isinstance(client, RecordingClient):
+                await close_client(client.client)  # the live client this command made
+
+    try:
+        report = asyncio.run(evaluate())
+    except AssertionError as exc:
+        # The cassette disagrees with the run (the agent changed): say what drifted, don't crash.
+        stderr.write(f"typedagent eval: {type(exc).__name__}: {exc}\n")
+        return EXIT_THRESHOLD_FAILED
+    stdout.write(format_report(report, baseline=baseline))
+    for path, text in (
+        (args.json, None),
+        (args.html, to_html(report, baseline=baseline) if args.html else None),
+        (args.junit, to_junit(report) if args.junit else None),
+    ):
+        if path is None:
+            continue
+        if text is None:
+            report.save(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        stderr.write(f"wrote {path}\n")
+    return 0 if report.passed else EXIT_THRESHOLD_FAILED

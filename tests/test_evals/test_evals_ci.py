@@ -1,0 +1,175 @@
+"""Evals where CI runs them: the bundled examples' suites on replayed cassettes, ``typedagent eval``, pytest."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from typedagent.__main__ import main
+from typedagent.evals import load_dataset, run_evals_sync
+from typedagent.testing import FakeAnthropicServer, ReplayClient
+
+ROOT = Path(__file__).resolve().parents[2]
+EVALS = ROOT / "examples" / "evals"
+EXAMPLES = ["invoice_extraction", "research_agent", "support_triage", "code_review"]
+
+
+def _example(name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_suite_passes_on_its_replayed_cassette(name: str) -> None:
+    """Each bundled example's eval suite passes twice per case, every recorded call replayed, no network.
+
+    The cassettes were recorded from the examples' scripted models (examples/evals/record_cassettes.py):
+    there is no API key here, so they are not real API traffic.
+    """
+    agent = _example(name).agent
+    client = ReplayClient(EVALS / "cassettes" / f"{name}.json")
+    report = run_evals_sync(load_dataset(EVALS / f"{name}.eval.yaml", agent), agent, repeat=2, client=client)
+    assert report.problems == []
+    assert [run.passed for run in report.runs] == [True, True]
+    assert len(report.runs[0].scores) >= 5
+    client.assert_all_played()
+
+
+def _eval(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", *args], stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_eval_replays_a_cassette_and_writes_reports(tmp_path: Path) -> None:
+    """``typedagent eval`` prints the table, writes JSON, HTML and JUnit, and exits 0 when thresholds hold."""
+    code, out, err = _eval(
+        str(ROOT / "examples" / "support_triage.py") + ":agent",
+        str(EVALS / "support_triage.eval.yaml"),
+        "--cassette",
+        str(EVALS / "cassettes" / "support_triage.json"),
+        "--repeat",
+        "2",
+        "--json",
+        str(tmp_path / "r.json"),
+        "--html",
+        str(tmp_path / "r.html"),
+        "--junit",
+        str(tmp_path / "r.xml"),
+    )
+    assert code == 0, err
+    assert "vpn_drops_hourly" in out
+    assert "suite pass rate 100% (min 100%): PASSED" in out
+    assert json.loads((tmp_path / "r.json").read_text())["repeat"] == 2
+    assert "<svg" in (tmp_path / "r.html").read_text()
+    assert 'name="vpn_drops_hourly"' in (tmp_path / "r.xml").read_text()
+
+
+def test_cli_eval_exits_1_when_a_threshold_fails(tmp_path: Path) -> None:
+    """A case below its threshold makes the command exit 1, and the baseline comparison shows the regression."""
+    text = (EVALS / "support_triage.eval.yaml").read_text().replace("category: network", "category: hardware")
+    wrong = tmp_path / "wrong.eval.yaml"
+    wrong.write_text(text)
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    cassette = str(EVALS / "cassettes" / "support_triage.json")
+    code, _, _ = _eval(
+        target, str(EVALS / "support_triage.eval.yaml"), "--cassette", cassette, "--json", str(tmp_path / "b.json")
+    )
+    assert code == 0
+    code, out, _ = _eval(target, str(wrong), "--cassette", cassette, "--baseline", str(tmp_path / "b.json"))
+    assert code == 1
+    assert "threshold failed: case 'vpn_drops_hourly'" in out
+    assert "regressed 100% → 0%" in out
+
+
+def test_cli_eval_usage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No API key and no cassette, a bad dataset, a bad baseline or cassette: exit 2 with one line."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    dataset = str(EVALS / "support_triage.eval.yaml")
+    code, _, err = _eval(target, dataset)
+    assert (code, "ANTHROPIC_API_KEY is not set" in err) == (2, True)
+    (tmp_path / "bad.yaml").write_text("cases: 3")
+    assert _eval(target, str(tmp_path / "bad.yaml"))[0] == 2
+    assert "--baseline" in _eval(target, dataset, "--baseline", str(tmp_path / "bad.yaml"))[2]
+    assert "--cassette" in _eval(target, dataset, "--cassette", str(tmp_path / "none.json"))[2]
+
+
+INI = """
+[pytest]
+asyncio_default_fixture_loop_scope = function
+filterwarnings = ignore::pytest.PytestAssertRewriteWarning
+"""
+
+
+def test_pytest_collects_eval_files_one_item_per_case(pytester: pytest.Pytester) -> None:
+    """A ``*.eval.yaml`` is collected as one test per case plus the suite; a failed case fails its test."""
+    pytester.makeini(INI)
+    for name in ("support_triage", "code_review"):
+        text = (EVALS / f"{name}.eval.yaml").read_text()
+        text = text.replace(f"agent: ../{name}.py:agent", f"agent: {ROOT / 'examples' / name}.py:agent")
+        text = text.replace(f"cassette: cassettes/{name}.json", f"cassette: {EVALS / 'cassettes' / name}.json")
+        if name == "code_review":
+            text = text.replace("value: request_changes", "value: approve")
+        pytester.path.joinpath(f"{name}.eval.yaml").write_text(text)
+    result = pytester.runpytest("-p", "no:randomly", "--junitxml=junit.xml", "-v")
+    result.assert_outcomes(passed=2, failed=2)  # the failed case fails the suite too
+    result.stdout.fnmatch_lines(
+        [
+            "*code_review.eval.yaml::retry_payment_captures FAILED*",
+            "*support_triage.eval.yaml::vpn_drops_hourly PASSED*",
+        ]
+    )
+    assert "FieldEquals(verdict): verdict: expected 'approve', got 'request_changes'" in result.stdout.str()
+    assert 'name="vpn_drops_hourly"' in (pytester.path / "junit.xml").read_text()
+
+
+def test_pytest_eval_file_without_agent_fails_clearly(pytester: pytest.Pytester) -> None:
+    """A suite file that names no agent fails its tests with what to add."""
+    pytester.makeini(INI)
+    pytester.path.joinpath("x.eval.yaml").write_text("cases: [{name: a, prompt: hi}]\n")
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*name the agent to evaluate*"])
+
+
+def test_cli_eval_records_live_then_replays(
+    fake_anthropic_server: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--record`` runs live (here against the fake API on 127.0.0.1) into a cassette that ``--cassette`` replays."""
+    triage = _example("support_triage")
+    fake_anthropic_server.add(*triage.scripted_client().script)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic_server.base_url)
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    dataset = str(EVALS / "support_triage.eval.yaml")
+    cassette = tmp_path / "live.json"
+    code, _, err = _eval(target, dataset, "--record", str(cassette))
+    assert code == 0, err
+    assert len(json.loads(cassette.read_text())["calls"]) == 5
+    assert _eval(target, dataset, "--cassette", str(cassette))[0] == 0
+
+
+def test_cli_eval_reports_cassette_drift(tmp_path: Path) -> None:
+    """A prompt that no longer matches the cassette exits 1 naming what drifted, without a traceback."""
+    text = (EVALS / "support_triage.eval.yaml").read_text().replace("Ticket #4812", "Ticket #4813")
+    changed = tmp_path / "changed.eval.yaml"
+    changed.write_text(text + "repeat: 1\n")
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    code, _, err = _eval(target, str(changed), "--cassette", str(EVALS / "cassettes" / "support_triage.json"))
+    assert code == 1
+    assert err.startswith("typedagent eval: CassetteError: ReplayClient: call 1 does not match recorded call 1")
