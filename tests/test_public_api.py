@@ -33,3 +33,40 @@ def test_import_does_not_load_the_sdk() -> None:
     code = "import sys, typedagent; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def _generic_frozen_dataclasses() -> list[type]:
+    import dataclasses
+    import inspect
+
+    found: list[type] = []
+    for module in (typedagent, typedagent.testing, typedagent.evals):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isclass(value) and dataclasses.is_dataclass(value) and getattr(value, "__parameters__", ()):
+                found.append(value)
+    return found
+
+
+def test_generic_dataclasses_refuse_assignment_through_a_subscripted_name() -> None:
+    """Every public generic frozen dataclass answers ``Cls[X]``'s ``__orig_class__`` with FrozenInstanceError.
+
+    A subscripted call (``RunInput[int]("hi", deps=1)``) sets ``__orig_class__`` and ignores an AttributeError;
+    on Python 3.11 a frozen slots dataclass raised TypeError instead, so the call failed.
+    """
+    import dataclasses
+
+    import pytest
+
+    classes = _generic_frozen_dataclasses()
+    assert {cls.__name__ for cls in classes} >= {"RunInput", "ManyResult", "ExecuteSuccess", "Case", "Dataset"}
+    for cls in classes:
+        bare = object.__new__(cls)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            bare.__orig_class__ = cls  # type: ignore[attr-defined]
+
+
+def test_run_input_can_be_built_through_its_subscripted_name() -> None:
+    """``RunInput[int]("hi", deps=1)`` builds the input, as the unsubscripted call does."""
+    made = typedagent.RunInput[int]("hi", deps=1, key="k")
+    assert made == typedagent.RunInput("hi", deps=1, key="k")

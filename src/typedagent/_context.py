@@ -7,6 +7,7 @@ from typing import Generic
 
 from typing_extensions import TypeVar
 
+from ._generics import subscriptable
 from ._results import TokenUsage
 
 __all__ = ["RunContext"]
@@ -14,6 +15,7 @@ __all__ = ["RunContext"]
 DepsT_co = TypeVar("DepsT_co", covariant=True, default=None)
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RunContext(Generic[DepsT_co]):
     """What a tool, validator or instructions callable can see of the running execution.

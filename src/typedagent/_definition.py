@@ -15,6 +15,7 @@ from ._config import ValidationConfig
 from ._context import RunContext
 from ._errors import AgentDefinitionError
 from ._frozen import freeze, fresh_copy, thaw
+from ._generics import subscriptable
 from ._numbers import is_finite_number
 from ._output import OutputTool
 from ._tools import Helper, HelperTool
@@ -50,6 +51,7 @@ BETA_SETTINGS: Final = frozenset({"betas", "mcp_servers", "context_management", 
 """Parameters of the beta ``messages.create`` accepted too (a beta client sends them)."""
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AgentDefinition(Generic[OutputT, DepsT]):
     """An agent: model, instructions, helper tools, output tool and validators. Immutable.

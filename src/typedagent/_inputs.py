@@ -13,6 +13,7 @@ import pydantic_core
 from typing_extensions import TypeVar
 
 from ._definition import AgentDefinition
+from ._generics import subscriptable
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam
@@ -22,6 +23,7 @@ __all__ = ["Input", "RunInput", "Source", "derived_key", "fingerprint", "prepare
 DepsT = TypeVar("DepsT", default=None)
 
 
+@subscriptable
 @dataclass(frozen=True, slots=True)
 class RunInput(Generic[DepsT]):
     """One input of ``execute_many``: a prompt, its run-time deps, and the key that identifies it.

@@ -13,6 +13,7 @@ import pydantic
 from typing_extensions import TypeForm, TypeVar
 
 from ._errors import AgentDefinitionError
+from ._generics import subscriptable
 from ._tools import check_tool_name
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def submit_tool_param() -> ToolParam:
     }
 
 
+@subscriptable
 @dataclass(frozen=True, slots=True)
 class OutputTool(Generic[OutputT]):
     """The tool whose input *is* the agent's output; its JSON schema comes from ``schema``.

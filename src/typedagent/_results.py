@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAl
 from typing_extensions import TypeVar
 
 from ._errors import AgentError, AgentErrorCode, AgentExecutionError
+from ._generics import subscriptable
 from ._usage import COUNTERS, REQUEST_COUNTERS, read_usage
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ class ExecutionMetadata:
     """Helper calls run, in all attempts."""
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExecuteSuccess(Generic[OutputT_co]):
     """A validated output."""

@@ -15,6 +15,7 @@ from ._callbacks import EXECUTION_KEY, ExecuteCallbacks
 from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._definition import AgentDefinition
 from ._errors import AgentErrorCode, JournalError
+from ._generics import subscriptable
 from ._inputs import Input, Source, fingerprint, prepare
 from ._journal import Journal, record_line, result_of
 from ._limits import AbortEvent, ExecutionLimits, Guard
@@ -31,6 +32,7 @@ _YIELD_EVERY: Final = 256
 """Resumed results read back in a row before the event loop gets a turn (signals, progress)."""
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ManyResult(Generic[OutputT_co]):
     """The result of one input of ``execute_many``."""

@@ -8,6 +8,7 @@ from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
+from .._generics import subscriptable
 from ._score import Evaluator
 
 __all__ = ["Case", "Dataset", "Thresholds"]
@@ -39,6 +40,7 @@ class Thresholds:
         _check_rate("Thresholds.suite_min_pass_rate", self.suite_min_pass_rate)
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Case(Generic[OutputT, DepsT]):
     """One prompt to evaluate the agent on, with its expected output and its own evaluators.
@@ -71,6 +73,7 @@ class Case(Generic[OutputT, DepsT]):
         object.__setattr__(self, "evaluators", tuple(self.evaluators))
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Dataset(Generic[OutputT, DepsT]):
     """The cases of an eval suite, the evaluators every case gets, and the thresholds CI enforces.

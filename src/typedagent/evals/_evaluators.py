@@ -10,6 +10,7 @@ from typing import Any, Generic, cast
 from typing_extensions import TypeVar
 
 from .._errors import AgentErrorCode
+from .._generics import subscriptable
 from ._compare import differences, leaf_count, lookup, plain
 from ._score import EvalContext, Score
 
@@ -123,6 +124,7 @@ class Contains:
         return Score.check(self.name, hit, f"{label} {'contains' if hit else 'does not contain'} {self.value!r}")
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Predicate(Generic[OutputT]):
     """Your own check of the typed output: a function returning a bool, or a float from 0 to 1.

@@ -9,6 +9,7 @@ from typing import Any, Generic, Protocol, cast
 from typing_extensions import TypeVar
 
 from .._errors import AgentErrorCode
+from .._generics import subscriptable
 from .._results import TokenUsage
 
 __all__ = ["EvalContext", "Evaluator", "Score", "ToolUse", "tool_uses"]
@@ -50,6 +51,7 @@ class ToolUse:
     """The arguments the model passed."""
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EvalContext(Generic[OutputT_co]):
     """One run of one case, as evaluators see it (live, or read back from a saved report)."""
