@@ -60,6 +60,7 @@ from ._results import (
 )
 from ._sync import execute_agent_sync
 from ._tools import Helper, HelperTool, Tool, tool
+from ._transport import MessageBatches
 
 __version__ = "0.1.0"
 
@@ -94,6 +95,7 @@ __all__ = [
     "JournalError",
     "ManyResult",
     "MaxIterationsContext",
+    "MessageBatches",
     "MessagesClient",
     "ModelPrice",
     "ModelResponse",

@@ -17,6 +17,7 @@ from ._inputs import RunInput, Source
 from ._limits import AbortEvent, ExecutionLimits
 from ._ratelimit import RateLimits
 from ._scheduler import ManyResult, drive
+from ._transport import Transport, check_transport
 
 if TYPE_CHECKING:
     import os
@@ -72,6 +73,7 @@ def execute_many(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> AsyncGenerator[ManyResult[OutputT], None]: ...
 @overload
 def execute_many(
@@ -85,6 +87,7 @@ def execute_many(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> AsyncGenerator[ManyResult[OutputT], None]: ...
 def execute_many(
     agent: AgentDefinition[OutputT, Any],
@@ -97,6 +100,7 @@ def execute_many(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> AsyncGenerator[ManyResult[OutputT], None]:
     """Run the agent on every input, at most ``concurrency`` at a time, yielding results as they finish.
 
@@ -123,18 +127,24 @@ def execute_many(
         abort_event: Stops the run: no new input starts, executions in flight end as
             ``EXECUTION_CANCELLED`` within 100 ms and are yielded but not journaled.
         journal: A JSONL file recording every finished execution; reused to resume.
+        transport: ``"online"``: each model call is its own request. ``"message_batches"`` (or a
+            ``MessageBatches`` to tune it): the model calls of all executions go in Message Batches, at half
+            the token price and up to 24 hours per round; with a journal, the batches submitted are recorded
+            next to it (``<journal>.batches``) and a resumed run attaches to them.
 
     Yields:
         ``ManyResult`` per input (index, key, result), in completion order.
 
     Raises:
-        TypeError: wrong argument types, or an input that is not a prompt or ``RunInput``, has an empty
+        TypeError: wrong argument types (a Message Batches transport with a client that has no
+            ``messages.batches``), or an input that is not a prompt or ``RunInput``, has an empty
             prompt, or lacks the deps its agent needs (raised once the executions in flight finished).
         ValueError: two inputs with the same key.
         JournalError: the journal belongs to another agent, is damaged, or its derived keys no longer
             match the inputs.
     """
     _check_arguments(agent, inputs, concurrency, rate_limits, limits, callbacks)
+    batches = check_transport(transport)
     return drive(
         agent,
         Source(inputs),
@@ -145,6 +155,7 @@ def execute_many(
         callbacks=callbacks,
         abort_event=abort_event,
         journal_path=journal,
+        transport=batches,
     )
 
 
@@ -160,6 +171,7 @@ def execute_many_sync(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> list[ManyResult[OutputT]]: ...
 @overload
 def execute_many_sync(
@@ -173,6 +185,7 @@ def execute_many_sync(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> list[ManyResult[OutputT]]: ...
 def execute_many_sync(
     agent: AgentDefinition[OutputT, Any],
@@ -185,6 +198,7 @@ def execute_many_sync(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> list[ManyResult[OutputT]]:
     """Blocking ``execute_many``: same arguments; returns every result, in input order.
 
@@ -212,6 +226,7 @@ def execute_many_sync(
         callbacks=callbacks,
         abort_event=abort_event,
         journal=journal,
+        transport=transport,
     )
 
     async def collect() -> list[ManyResult[OutputT]]:

@@ -11,6 +11,7 @@ from typing import Any, Final, Generic
 
 from typing_extensions import TypeVar
 
+from ._batch_client import BatchingClient
 from ._callbacks import EXECUTION_KEY, ExecuteCallbacks
 from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._definition import AgentDefinition
@@ -22,6 +23,7 @@ from ._loop import execute_agent
 from ._ratelimit import RateLimits
 from ._ratelimit_client import limited_client
 from ._results import ExecuteFailure, ExecuteResult
+from ._transport import MessageBatches, batching_client
 
 __all__ = ["ManyResult", "drive"]
 
@@ -220,12 +222,23 @@ async def drive(
     callbacks: ExecuteCallbacks | None,
     abort_event: AbortEvent | None,
     journal_path: str | os.PathLike[str] | None,
+    transport: MessageBatches | None = None,
 ) -> AsyncGenerator[ManyResult[Any], None]:
     journal = None if journal_path is None else await asyncio.to_thread(Journal.open, Path(journal_path), agent)
     given = client if client is not None else CLIENT_IN_CONTEXT.get()
     base = given if given is not None else default_client()
-    shared = base if rate_limits is None else limited_client(base, rate_limits, concurrency)
-    batch = _Batch(agent, source, concurrency, shared, limits, callbacks, abort_event, journal)
+    batch = _Batch(agent, source, concurrency, base, limits, callbacks, abort_event, journal)
+    try:
+        if transport is not None:
+            batch.client = await batching_client(base, transport, journal_path, lambda: len(batch.running))
+        elif rate_limits is not None:
+            batch.client = limited_client(base, rate_limits, concurrency)
+    except BaseException:
+        if journal is not None:
+            await journal.close()
+        if given is None:
+            await close_client(base)
+        raise
     watcher = None if abort_event is None else asyncio.ensure_future(Guard(abort_event, None)._wait_abort())
     if watcher is not None:
         watcher.add_done_callback(batch.on_done)
@@ -252,6 +265,8 @@ async def drive(
                 break
     finally:
         await batch.shutdown(watcher)
+        if isinstance(batch.client, BatchingClient):
+            await batch.client.aclose()
         if journal is not None:
             await journal.close()
         if given is None:

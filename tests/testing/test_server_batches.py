@@ -10,7 +10,11 @@ import pytest
 
 from typedagent.testing import FakeAnthropicServer, api_error, text
 
-PARAMS: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+PARAMS: dict[str, Any] = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "hi"}],
+}
 
 
 def _requests(*ids: str) -> list[Any]:

@@ -179,7 +179,7 @@ class FakeBatches:
         server.requests_served += 1
         call = server.requests_served
         try:
-            reply = await server._render(server._pick(params, {}, call), params, call)  # noqa: SLF001 - its own server
+            reply = await server._render(server._pick(params, {}, call), params, call)
         except ScriptError as exc:
             server.problems.append(str(exc))
             return {"type": "errored", "error": {**error_body("invalid_request_error", str(exc)), "request_id": None}}
@@ -188,7 +188,10 @@ class FakeBatches:
             message["usage"]["service_tier"] = "batch"
             return {"type": "succeeded", "message": message}
         if reply.action != "send":
-            return {"type": "errored", "error": {**error_body("api_error", "Internal server error"), "request_id": None}}
+            return {
+                "type": "errored",
+                "error": {**error_body("api_error", "Internal server error"), "request_id": None},
+            }
         error = json.loads(reply.body) if reply.body.startswith(b"{") else error_body("api_error", "malformed")
         return {"type": "errored", "error": {**error, "request_id": reply.headers.get("request-id")}}
 
