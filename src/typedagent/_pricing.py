@@ -22,7 +22,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 from ._errors import AgentDefinitionError
 from ._numbers import is_finite_number
@@ -108,7 +108,11 @@ def response_cost(usage: object, price: ModelPrice) -> float:
     Batches API (``service_tier: "batch"``) pays half of those token rates.
     """
     top, separate = split_usage(usage)
-    tier = usage.get("service_tier") if isinstance(usage, Mapping) else getattr(usage, "service_tier", None)
+    tier: object = (
+        cast("Mapping[str, object]", usage).get("service_tier")
+        if isinstance(usage, Mapping)
+        else getattr(usage, "service_tier", None)
+    )
     batch = tier == "batch"
     cost = _tier(price, batch).cost_usd(TokenUsage(**top))
     for model, counts in separate:

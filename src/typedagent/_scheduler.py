@@ -193,6 +193,8 @@ class _Batch:
         if watcher is not None:
             watcher.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        if isinstance(self.client, BatchingClient):
+            await self.client.aclose()  # its batches keep running at the API: a resumed run attaches to them
 
     def _journaled(self, job: Input) -> ExecuteResult[Any] | None:
         if job.key in self.keys_seen:
@@ -229,10 +231,7 @@ async def drive(
     base = given if given is not None else default_client()
     batch = _Batch(agent, source, concurrency, base, limits, callbacks, abort_event, journal)
     try:
-        if transport is not None:
-            batch.client = await batching_client(base, transport, journal_path, lambda: len(batch.running))
-        elif rate_limits is not None:
-            batch.client = limited_client(base, rate_limits, concurrency)
+        batch.client = await _shared_client(batch, rate_limits, transport, journal_path)
     except BaseException:
         if journal is not None:
             await journal.close()
@@ -265,8 +264,6 @@ async def drive(
                 break
     finally:
         await batch.shutdown(watcher)
-        if isinstance(batch.client, BatchingClient):
-            await batch.client.aclose()
         if journal is not None:
             await journal.close()
         if given is None:
@@ -275,6 +272,20 @@ async def drive(
         raise batch.failure
     if batch.input_error is not None:
         raise batch.input_error
+
+
+async def _shared_client(
+    batch: _Batch,
+    rate_limits: RateLimits | None,
+    transport: MessageBatches | None,
+    journal_path: str | os.PathLike[str] | None,
+) -> MessagesClient:
+    """The client every execution calls: the one given, paced by the rate limiter, or sending Message Batches."""
+    if transport is not None:
+        return await batching_client(batch.client, transport, journal_path, lambda: len(batch.running))
+    if rate_limits is not None:
+        return limited_client(batch.client, rate_limits, batch.concurrency)
+    return batch.client
 
 
 async def _journal(journal: Journal, agent: AgentDefinition[Any, Any], batch: _Batch, result: ManyResult[Any]) -> None:

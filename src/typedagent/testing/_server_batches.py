@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -134,7 +135,7 @@ class FakeBatches:
         return _json_reply(200, self._object(batch))
 
     def _list(self, query: str) -> dict[str, Any]:
-        fields = dict(part.partition("=")[::2] for part in query.split("&") if part)
+        fields = dict(urllib.parse.parse_qsl(query))
         newest_first = list(reversed(self.batches.values()))
         if "after_id" in fields:
             ids = [batch.id for batch in newest_first]
