@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -89,23 +90,23 @@ class _Worker:
             return [ManyResult(index=indexes[item.key], key=item.key, result=item.result) async for item in stream]
 
 
-def _ray() -> Any:
+def _ray(address: str | None) -> tuple[Any, bool]:
+    """Ray, connected to a cluster (joined or started at ``address`` when not yet), and whether it was joined here."""
     try:
-        import ray
+        ray: Any = importlib.import_module("ray")
     except ImportError:
         raise ImportError("typedagent.ray needs Ray: pip install 'typedagent[ray]'.") from None
-    if not ray.is_initialized():
-        raise RuntimeError(
-            "execute_many_ray() needs a Ray cluster: call ray.init() (a local one) or ray.init(address=...) first."
-        )
-    return ray
+    if ray.is_initialized():
+        return ray, False
+    ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    return ray, True
 
 
 class _Run:
     """The driver's side of one run: shards out, results in, journaled, yielded."""
 
-    def __init__(self, job: _Job, workers: int, journal: Journal | None) -> None:
-        self.ray = _ray()
+    def __init__(self, job: _Job, workers: int, journal: Journal | None, address: str | None) -> None:
+        self.ray, self.joined = _ray(address)
         self.job = job
         self.journal = journal
         self.remote = self.ray.remote(_Worker)
@@ -120,6 +121,8 @@ class _Run:
             self.ray.kill(actor)
         self.idle = []
         self.running = {}
+        if self.joined:
+            self.ray.shutdown()
 
     def start(self, actor: Any, shard: list[tuple[int, RunInput[Any]]], runs: int) -> None:
         reference = actor.run.remote(self.job, shard)
@@ -209,13 +212,16 @@ async def execute_many_ray(
     limits: ExecutionLimits | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
+    address: str | None = None,
 ) -> AsyncGenerator[ManyResult[OutputT], None]:
     """Run the agent on every input over the Ray cluster this process is connected to, yielding results.
 
-    Call ``ray.init(...)`` first. ``workers`` async actors each run ``execute_many`` on one shard at a time
-    (at most ``concurrency`` executions at once) on their own event loop, with a client built there by
-    ``client_factory``. Inputs (prompts, deps) and the agent are shipped to the workers, so they must be
-    picklable; results come back shard by shard, journaled first when there is a ``journal``.
+    Runs on the cluster ``ray.init(...)`` joined, or else joins the one at ``address`` (None: the one this
+    machine belongs to, if any, else a new local one) and leaves it at the end. ``workers`` async actors each
+    run ``execute_many`` on one shard at a time (at most ``concurrency`` executions at once) on their own
+    event loop, with a client built there by ``client_factory``. Inputs (prompts, deps) and the agent are
+    shipped to the workers, so they must be picklable; results come back shard by shard, journaled first
+    when there is a ``journal``.
 
     Args:
         agent: The agent, from ``define_agent()`` (its module must be importable on the workers).
@@ -228,12 +234,13 @@ async def execute_many_ray(
         limits: Token budget and timeout of each execution.
         journal: A JSONL file (on the driver) recording every finished execution; reused to resume.
         transport: ``"online"`` or a Message Batches transport, used by every worker.
+        address: The cluster to join when this process has not joined one (``ray.init(address=...)``).
 
     Yields:
         ``ManyResult`` per input (index, key, result), shard by shard as they finish.
 
     Raises:
-        RuntimeError: Ray is not initialized, or a shard lost its worker three times.
+        RuntimeError: a shard lost its worker three times.
         ImportError: Ray is not installed.
         TypeError: wrong argument types, or an input that is not a prompt or ``RunInput``.
         ValueError: two inputs with the same key.
@@ -244,7 +251,7 @@ async def execute_many_ray(
     job = _Job(agent=agent, client_factory=client_factory, concurrency=concurrency, limits=limits, transport=transport)
     opened = None if journal is None else await asyncio.to_thread(Journal.open, Path(journal), agent)
     try:
-        async for result in _drive(job, workers, opened, inputs, shard_size):
+        async for result in _drive(job, workers, opened, inputs, shard_size, address):
             yield result
     finally:
         if opened is not None:
@@ -252,10 +259,10 @@ async def execute_many_ray(
 
 
 async def _drive(
-    job: _Job, workers: int, journal: Journal | None, inputs: Iterable[Any], shard_size: int
+    job: _Job, workers: int, journal: Journal | None, inputs: Iterable[Any], shard_size: int, address: str | None
 ) -> AsyncGenerator[ManyResult[Any], None]:
     """Keep every worker busy with a shard; yield journaled results read back, and each shard's as it ends."""
-    run = _Run(job, workers, journal)
+    run = _Run(job, workers, journal, address)
     try:
         shards = _shards(run, inputs, shard_size)
         exhausted = False
