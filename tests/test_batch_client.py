@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,12 @@ from typedagent import (
     AgentErrorCode,
     ApiErrorContext,
     ExecuteFailure,
+    JournalError,
     ManyResult,
     MessageBatches,
     execute_many_sync,
 )
+from typedagent._batch_ledger import BatchLedger, ledger_path
 from typedagent.testing import FakeAnthropicServer, ScriptedClient, api_error, conversation, output_call, tool_call
 from typedagent.testing._server import sdk_client
 
@@ -186,3 +190,67 @@ def test_batch_client_a_killed_run_attaches_to_its_batches(tmp_path: Path) -> No
     assert finished.stdout.split() == ["4", "4"]  # every execution journaled once, read back
     keys = [json.loads(line)["key"] for line in journal.read_text().splitlines()]
     assert sorted(keys) == ["#0", "#1", "#2", "#3"]
+
+
+def test_batch_client_abort_cancels_waiting_executions() -> None:
+    """The abort event ends executions waiting on a batch; their batch keeps running at the API."""
+    abort = threading.Event()
+    with FakeAnthropicServer([output_call(PARIS)], per_conversation=True) as server:
+        server.batches.processing_s = 60
+        threading.Timer(0.5, abort.set).start()
+        started = time.monotonic()
+        results = execute_many_sync(geo_agent(), PROMPTS, client=server.client(), transport=FAST, abort_event=abort)
+    assert time.monotonic() - started < 10
+    assert [result.result.error.code for result in results if isinstance(result.result, ExecuteFailure)] == [
+        AgentErrorCode.EXECUTION_CANCELLED
+    ] * len(PROMPTS)
+    assert server.batches.created == 1
+
+
+def test_batch_client_a_batch_that_cannot_be_checked_fails_its_executions() -> None:
+    """A batch whose status the API no longer gives (after five tries) fails its executions with that error."""
+    with FakeAnthropicServer([output_call(PARIS)]) as server:
+        server.batches.processing_s = 60
+        client = server.client(max_retries=0)
+
+        def forget() -> None:
+            while not server.batches.batches:
+                time.sleep(0.005)
+            server.batches.batches.clear()
+
+        threading.Thread(target=forget).start()
+        [result] = execute_many_sync(geo_agent(), ["hi"], client=client, transport=FAST)
+    assert isinstance(result.result, ExecuteFailure)
+    context = result.result.error.context
+    assert isinstance(context, ApiErrorContext)
+    assert (context.status_code, context.error_type) == (404, "not_found_error")
+
+
+def test_batch_client_refuses_beta_features() -> None:
+    """An agent using beta parameters cannot run in batches: a TypeError says to run it online."""
+    with FakeAnthropicServer([]) as server, pytest.raises(TypeError, match="beta features"):
+        execute_many_sync(geo_agent(model_settings={"betas": ["x"]}), ["hi"], client=server.client(), transport=FAST)
+
+
+def test_batch_ledger_records_reopens_and_cuts_a_torn_line(tmp_path: Path) -> None:
+    """Recorded batches are found again after reopening; a torn last line is cut off; a bad line is refused."""
+    path = tmp_path / "run.jsonl.batches"
+    ledger = BatchLedger.open(path)
+    asyncio.run(ledger.record("msgbatch_1", {"a-1-x": "#0", "b-1-y": "#1"}))
+    asyncio.run(ledger.record("msgbatch_2", {"a-1-x": "#0"}))
+    ledger.close()
+    with path.open("ab") as file:
+        file.write(b'{"batch_id": "msgbatch_3", "requ')
+    reopened = BatchLedger.open(path)
+    assert (reopened.batch_of("a-1-x"), reopened.batch_of("b-1-y"), reopened.batch_of("c")) == (
+        "msgbatch_2",
+        "msgbatch_1",
+        None,
+    )
+    assert reopened.batches == 2
+    reopened.close()
+    assert path.read_bytes().endswith(b"}\n")
+    path.write_text('{"batch_id": 3}\n')
+    with pytest.raises(JournalError, match=r"run\.jsonl\.batches:1 is not a line of a typedagent batch ledger"):
+        BatchLedger.open(path)
+    assert ledger_path(tmp_path / "run.jsonl") == path

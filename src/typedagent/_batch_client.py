@@ -86,7 +86,6 @@ class BatchingClient:
         self.tasks: set[asyncio.Task[None]] = set()
         self.collector: asyncio.Task[None] | None = None
         self.first_pending = 0.0
-        self.submitted_batches = 0
 
     async def request(self, params: dict[str, Any]) -> Message:
         """Wait for the result of one request, sent in a batch (or found in a batch already submitted)."""
@@ -151,7 +150,6 @@ class BatchingClient:
             for request in chunk:
                 self._settle(request, exc)
             return
-        self.submitted_batches += 1
         if self.ledger is not None:
             await self.ledger.record(batch.id, {request.custom_id: request.key for request in chunk})
         for request in chunk:

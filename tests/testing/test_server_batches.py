@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import anthropic
@@ -83,3 +84,20 @@ async def test_server_batches_refuses_bad_batches() -> None:
         batch = await client.messages.batches.create(requests=_requests("a"))
         with pytest.raises(anthropic.BadRequestError, match="still processing"):
             await client.messages.batches.delete(batch.id)
+
+
+def test_server_batches_unknown_batches_and_malformed_requests() -> None:
+    """An unknown batch or route is a 404, a body without requests a 400, results before the end a 400."""
+    import httpx2
+
+    with FakeAnthropicServer([]) as server:
+        base = f"{server.base_url}/v1/messages/batches"
+        assert httpx2.get(f"{base}/msgbatch_nope").status_code == 404
+        assert httpx2.post(base, content=b'{"requests": [{"custom_id": "a"}]}').status_code == 400
+        assert httpx2.post(base, content=b'{"requests": [{"custom_id": "a", "params": 1}]}').status_code == 400
+        server.batches.processing_s = 60
+        created = httpx2.post(base, content=json.dumps({"requests": _requests("a")}).encode()).json()
+        assert httpx2.get(f"{base}/{created['id']}/results").status_code == 400
+        assert httpx2.get(f"{base}/{created['id']}/nothing").status_code == 404
+        listed = httpx2.get(f"{base}?limit=5&after_id=msgbatch_unknown").json()
+        assert listed == {"data": [], "has_more": False, "first_id": None, "last_id": None}
