@@ -254,3 +254,24 @@ def test_batch_ledger_records_reopens_and_cuts_a_torn_line(tmp_path: Path) -> No
     with pytest.raises(JournalError, match=r"run\.jsonl\.batches:1 is not a line of a typedagent batch ledger"):
         BatchLedger.open(path)
     assert ledger_path(tmp_path / "run.jsonl") == path
+
+
+def test_batch_client_a_canceled_batch_is_submitted_again() -> None:
+    """Requests of a batch canceled at the API (in the Console, say) go in the next batch."""
+    import httpx2
+
+    with FakeAnthropicServer([output_call(PARIS)], per_conversation=True) as server:
+        server.batches.processing_s = 0.3
+
+        def cancel_first() -> None:
+            while not server.batches.batches:
+                time.sleep(0.005)
+            [batch_id] = list(server.batches.batches)
+            httpx2.post(f"{server.base_url}/v1/messages/batches/{batch_id}/cancel")
+
+        threading.Thread(target=cancel_first).start()
+        results = execute_many_sync(geo_agent(), PROMPTS[:2], client=server.client(), transport=FAST)
+    assert all(result.result.ok for result in results)
+    first, second = server.batches.batches.values()
+    assert first.counts == {"canceled": 2}
+    assert second.counts == {"succeeded": 2}
