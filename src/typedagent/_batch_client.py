@@ -77,7 +77,8 @@ class BatchingClient:
         """How many executions are running (each either waiting on the model or doing its own work)."""
         self.messages = _BatchMessages(self)
         self.beta = _NoBeta()
-        self.pending: list[_Request] = []
+        self.pending: dict[str, _Request] = {}
+        """Requests to submit in the next batch, by ``custom_id``."""
         self.waiting = 0
         """Requests whose execution waits for their result."""
         self.watched: dict[str, dict[str, _Request]] = {}
@@ -108,13 +109,12 @@ class BatchingClient:
             if not request.future.done():  # the execution was cancelled: nobody waits for this result now
                 request.future.cancel()
                 self.waiting -= 1
-                if request in self.pending:
-                    self.pending.remove(request)
+                self.pending.pop(request.custom_id, None)
 
     def _enqueue(self, request: _Request) -> None:
         if not self.pending:
             self.first_pending = time.monotonic()
-        self.pending.append(request)
+        self.pending[request.custom_id] = request
         if self.collector is None or self.collector.done():
             self.collector = asyncio.ensure_future(self._collect())
 
@@ -134,8 +134,8 @@ class BatchingClient:
             if not everyone_waits and time.monotonic() - self.first_pending < self.settings.gather_s:
                 await asyncio.sleep(_CHECK_EVERY)
                 continue
-            chunks = _split(self.pending)
-            self.pending = []
+            chunks = _split(list(self.pending.values()))
+            self.pending = {}
             for chunk in chunks:
                 await self._submit(chunk)
 
