@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from ray_support import DiesOnce, ServerClient  # noqa: E402
 from toolkit_support import PARIS, geo_agent  # noqa: E402
 
 from typedagent import ManyResult, RunInput, execute_many_sync  # noqa: E402
-from typedagent.ray import execute_many_ray_sync  # noqa: E402
+from typedagent.ray import execute_many_ray, execute_many_ray_sync  # noqa: E402
 from typedagent.testing import FakeAnthropicServer, output_call, tool_call  # noqa: E402
 
 SCENARIO = [tool_call("lookup", {"query": "Paris"}), output_call(PARIS)]
@@ -92,3 +95,37 @@ def test_ray_refuses_bad_arguments() -> None:
         execute_many_ray_sync(geo_agent(), "one prompt")
     with pytest.raises(TypeError, match="AgentDefinition"):
         execute_many_ray_sync("agent", PROMPTS)  # type: ignore[arg-type]
+
+
+def test_ray_abort_keeps_what_finished_and_resumes(tmp_path: Path) -> None:
+    """The abort event stops the run after a shard; a run with the same journal does only the rest."""
+    journal = tmp_path / "out.jsonl"
+    abort = threading.Event()
+    with FakeAnthropicServer(SCENARIO, per_conversation=True, latency_ms=50) as server:
+        factory = ServerClient(server.base_url)
+
+        async def first_shard_then_abort() -> list[ManyResult[Any]]:
+            stream = execute_many_ray(
+                geo_agent(),
+                PROMPTS,
+                workers=1,
+                shard_size=4,
+                client_factory=factory,
+                journal=journal,
+                abort_event=abort,
+            )
+            async with contextlib.aclosing(stream):
+                seen = []
+                async for item in stream:
+                    seen.append(item)
+                    abort.set()
+                return seen
+
+        first = asyncio.run(first_shard_then_abort())
+        rest = execute_many_ray_sync(
+            geo_agent(), PROMPTS, workers=1, shard_size=4, client_factory=factory, journal=journal
+        )
+    assert len(first) == 4
+    assert sum(1 for item in rest if item.resumed) == 4
+    assert sorted(item.key for item in rest) == sorted(f"#{n}" for n in range(len(PROMPTS)))
+    assert len(journal.read_text().splitlines()) == len(PROMPTS)

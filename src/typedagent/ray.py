@@ -31,7 +31,7 @@ from ._definition import AgentDefinition
 from ._errors import AgentErrorCode, JournalError
 from ._inputs import Input, RunInput, fingerprint, prepare
 from ._journal import Journal, record_line, result_of
-from ._limits import ExecutionLimits
+from ._limits import AbortEvent, ExecutionLimits, Guard
 from ._many import execute_many
 from ._results import ExecuteFailure
 from ._scheduler import ManyResult
@@ -105,8 +105,12 @@ def _ray(address: str | None) -> tuple[Any, bool]:
 class _Run:
     """The driver's side of one run: shards out, results in, journaled, yielded."""
 
-    def __init__(self, job: _Job, workers: int, journal: Journal | None, address: str | None) -> None:
+    def __init__(
+        self, job: _Job, workers: int, journal: Journal | None, address: str | None, abort_event: AbortEvent | None
+    ) -> None:
         self.ray, self.joined = _ray(address)
+        self.abort_event = abort_event
+        self.watcher = None if abort_event is None else asyncio.ensure_future(Guard(abort_event, None)._wait_abort())
         self.job = job
         self.journal = journal
         self.remote = self.ray.remote(_Worker)
@@ -121,8 +125,13 @@ class _Run:
             self.ray.kill(actor)
         self.idle = []
         self.running = {}
+        if self.watcher is not None:
+            self.watcher.cancel()
         if self.joined:
             self.ray.shutdown()
+
+    def aborted(self) -> bool:
+        return self.abort_event is not None and self.abort_event.is_set()
 
     def start(self, actor: Any, shard: list[tuple[int, RunInput[Any]]], runs: int) -> None:
         reference = actor.run.remote(self.job, shard)
@@ -130,13 +139,16 @@ class _Run:
 
     async def finished(self) -> list[ManyResult[Any]]:
         """Wait for a shard to end; its results, or none when its worker died (the shard then runs again)."""
-        done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
+        waiting = [*self.running, *([self.watcher] if self.watcher is not None else [])]
+        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         results: list[ManyResult[Any]] = []
         for future in done:
+            if future is self.watcher:
+                continue  # aborted: the caller stops
             actor, shard, runs = self.running.pop(future)
             error = future.exception()
             if error is None:
-                results.extend(future.result())
+                results.extend(cast("list[ManyResult[Any]]", future.result()))
                 self.idle.append(actor)
                 continue
             if not isinstance(error, self.ray.exceptions.RayActorError):
@@ -213,6 +225,7 @@ async def execute_many_ray(
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
     address: str | None = None,
+    abort_event: AbortEvent | None = None,
 ) -> AsyncGenerator[ManyResult[OutputT], None]:
     """Run the agent on every input over the Ray cluster this process is connected to, yielding results.
 
@@ -235,6 +248,8 @@ async def execute_many_ray(
         journal: A JSONL file (on the driver) recording every finished execution; reused to resume.
         transport: ``"online"`` or a Message Batches transport, used by every worker.
         address: The cluster to join when this process has not joined one (``ray.init(address=...)``).
+        abort_event: Stops the run: no new shard starts, and the shards running are abandoned (their
+            inputs are not journaled, so a resumed run executes them again).
 
     Yields:
         ``ManyResult`` per input (index, key, result), shard by shard as they finish.
@@ -251,7 +266,7 @@ async def execute_many_ray(
     job = _Job(agent=agent, client_factory=client_factory, concurrency=concurrency, limits=limits, transport=transport)
     opened = None if journal is None else await asyncio.to_thread(Journal.open, Path(journal), agent)
     try:
-        async for result in _drive(job, workers, opened, inputs, shard_size, address):
+        async for result in _drive(job, workers, opened, inputs, shard_size, address, abort_event):
             yield result
     finally:
         if opened is not None:
@@ -259,15 +274,21 @@ async def execute_many_ray(
 
 
 async def _drive(
-    job: _Job, workers: int, journal: Journal | None, inputs: Iterable[Any], shard_size: int, address: str | None
+    job: _Job,
+    workers: int,
+    journal: Journal | None,
+    inputs: Iterable[Any],
+    shard_size: int,
+    address: str | None,
+    abort_event: AbortEvent | None,
 ) -> AsyncGenerator[ManyResult[Any], None]:
     """Keep every worker busy with a shard; yield journaled results read back, and each shard's as it ends."""
-    run = _Run(job, workers, journal, address)
+    run = _Run(job, workers, journal, address, abort_event)
     try:
         shards = _shards(run, inputs, shard_size)
         exhausted = False
         while True:
-            while run.idle and not exhausted:
+            while run.idle and not exhausted and not run.aborted():
                 shard = next(shards, None)
                 if shard is None:
                     exhausted = True
@@ -275,7 +296,7 @@ async def _drive(
                     yield shard  # a journaled result, read back
                 else:
                     run.start(run.idle.pop(), shard, 1)
-            if not run.running:
+            if not run.running or run.aborted():
                 break
             for result in await run.finished():
                 await run.record(result)

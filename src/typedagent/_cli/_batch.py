@@ -136,7 +136,7 @@ async def _run(
     if args.message_batches:
         view.note("model calls go in Message Batches: tokens at half price, each round may take up to 24 hours")
     if args.ray is not None:
-        stream = ray_stream(agent, path, args, view, concurrency=concurrency, transport=transport)
+        stream = ray_stream(agent, path, args, view, concurrency=concurrency, transport=transport, abort=abort)
     else:
         stream = execute_many(
             agent,

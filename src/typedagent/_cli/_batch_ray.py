@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .._definition import AgentDefinition
+from .._limits import AbortEvent
 from .._scheduler import ManyResult
 from .._transport import Transport
 from ._batch_view import BatchView
@@ -47,6 +48,7 @@ def ray_stream(
     *,
     concurrency: int,
     transport: Transport,
+    abort: AbortEvent,
 ) -> AsyncGenerator[ManyResult[Any], None]:
     """The results of ``execute_many_ray`` over the batch's inputs."""
     from ..ray import execute_many_ray
@@ -62,4 +64,5 @@ def ray_stream(
         concurrency=concurrency,
         journal=args.output,
         transport=transport,
+        abort_event=abort,
     )
