@@ -98,7 +98,7 @@ def test_ray_refuses_bad_arguments() -> None:
 
 
 def test_ray_abort_keeps_what_finished_and_resumes(tmp_path: Path) -> None:
-    """The abort event stops the run after a shard; a run with the same journal does only the rest."""
+    """The abort event stops the run after a result; a run with the same journal does only the rest."""
     journal = tmp_path / "out.jsonl"
     abort = threading.Event()
     with FakeAnthropicServer(SCENARIO, per_conversation=True, latency_ms=50) as server:
@@ -125,7 +125,7 @@ def test_ray_abort_keeps_what_finished_and_resumes(tmp_path: Path) -> None:
         rest = execute_many_ray_sync(
             geo_agent(), PROMPTS, workers=1, shard_size=4, client_factory=factory, journal=journal
         )
-    assert len(first) == 4
-    assert sum(1 for item in rest if item.resumed) == 4
+    assert 1 <= len(first) < len(PROMPTS)  # results stream in one by one: the abort came after the first
+    assert sorted(item.key for item in rest if item.resumed) == sorted(item.key for item in first)
     assert sorted(item.key for item in rest) == sorted(f"#{n}" for n in range(len(PROMPTS)))
     assert len(journal.read_text().splitlines()) == len(PROMPTS)

@@ -2,10 +2,10 @@
 
 The inputs are cut into shards; each shard goes to an async Ray actor that runs ``execute_many`` on it with
 its own event loop and its own client (built on the worker by ``client_factory``, a picklable callable).
-Results come back shard by shard and are yielded as each shard finishes. With ``journal``, the driver
+Each result is streamed back and yielded as soon as its execution finishes. With ``journal``, the driver
 journals every result before yielding it, exactly as ``execute_many`` does, and reads finished inputs back
 on a later run. A worker that dies (its node lost, the actor killed) has its shard run again on a new
-worker: its results were never yielded, so none is lost and none is reported twice.
+worker, with only the inputs whose results had not come back: none is lost, none is reported twice.
 
 Example:
     ``ray.init(address="auto")``
@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import importlib
 import os
-from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -69,7 +69,8 @@ class _Worker:
         self.client: Any = None
         self.client_factory = client_factory
 
-    async def run(self, job: _Job, shard: list[tuple[int, RunInput[Any]]]) -> list[ManyResult[Any]]:
+    async def run(self, job: _Job, shard: list[tuple[int, RunInput[Any]]]) -> AsyncIterator[ManyResult[Any]]:
+        """Run the shard; yield each result as it finishes (Ray streams them to the driver)."""
         if self.client is None:
             if self.client_factory is None:
                 from anthropic import AsyncAnthropic
@@ -87,7 +88,20 @@ class _Worker:
             transport=job.transport,
         )
         async with contextlib.aclosing(stream):
-            return [ManyResult(index=indexes[item.key], key=item.key, result=item.result) async for item in stream]
+            async for item in stream:
+                yield ManyResult(index=indexes[item.key], key=item.key, result=item.result)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Ended:
+    """How a shard's run ended: done, its worker dead (with the inputs it did not finish), or crashed."""
+
+    task: asyncio.Task[None] | None
+    actor: Any
+    left: list[tuple[int, RunInput[Any]]]
+    runs: int
+    error: BaseException | None = None
+    died: bool = False
 
 
 def _ray(address: str | None) -> tuple[Any, bool]:
@@ -115,16 +129,20 @@ class _Run:
         self.journal = journal
         self.remote = self.ray.remote(_Worker)
         self.idle = [self.remote.remote(job.client_factory) for _ in range(workers)]
-        self.running: dict[asyncio.Future[Any], tuple[Any, list[tuple[int, RunInput[Any]]], int]] = {}
+        self.busy: dict[asyncio.Task[None], Any] = {}
+        """The task following each shard running, and its worker."""
+        self.events: asyncio.Queue[ManyResult[Any] | _Ended] = asyncio.Queue()
         self.fingerprints: dict[str, str] = {}
         self.keys: set[str] = set()
 
     def stop(self) -> None:
         """End every worker (a shard still running is abandoned: the run was stopped early)."""
-        for actor in [*self.idle, *(actor for actor, _, _ in self.running.values())]:
+        for task in self.busy:
+            task.cancel()
+        for actor in [*self.idle, *self.busy.values()]:
             self.ray.kill(actor)
         self.idle = []
-        self.running = {}
+        self.busy = {}
         if self.watcher is not None:
             self.watcher.cancel()
         if self.joined:
@@ -134,33 +152,67 @@ class _Run:
         return self.abort_event is not None and self.abort_event.is_set()
 
     def start(self, actor: Any, shard: list[tuple[int, RunInput[Any]]], runs: int) -> None:
-        reference = actor.run.remote(self.job, shard)
-        self.running[asyncio.wrap_future(reference.future())] = (actor, shard, runs)
+        task = asyncio.ensure_future(self._follow(actor, shard, runs))
+        self.busy[task] = actor
+
+    async def _follow(self, actor: Any, shard: list[tuple[int, RunInput[Any]]], runs: int) -> None:
+        """Pass the shard's results on as they stream in, then how the shard ended."""
+        task = asyncio.current_task()
+        received: set[str] = set()
+        try:
+            async for reference in actor.run.remote(self.job, shard):
+                result: ManyResult[Any] = await reference
+                received.add(result.key)
+                self.events.put_nowait(result)
+        except self.ray.exceptions.RayActorError as error:
+            left = [(index, item) for index, item in shard if item.key not in received]
+            self.events.put_nowait(_Ended(task=task, actor=actor, left=left, runs=runs, error=error, died=True))
+        except Exception as error:
+            self.events.put_nowait(_Ended(task=task, actor=actor, left=[], runs=runs, error=error))
+        else:
+            self.events.put_nowait(_Ended(task=task, actor=actor, left=[], runs=runs))
 
     async def finished(self) -> list[ManyResult[Any]]:
-        """Wait for a shard to end; its results, or none when its worker died (the shard then runs again)."""
-        waiting = [*self.running, *([self.watcher] if self.watcher is not None else [])]
-        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        """Wait for results; every one arrived so far (none when aborted), after handling the shards that ended."""
+        events: list[ManyResult[Any] | _Ended] = []
+        if self.events.empty():
+            getter = asyncio.ensure_future(self.events.get())
+            waiting = [getter, *([self.watcher] if self.watcher is not None else [])]
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                getter.cancel()
+                return []
+            events.append(getter.result())
+        while not self.events.empty():
+            events.append(self.events.get_nowait())
         results: list[ManyResult[Any]] = []
-        for future in done:
-            if future is self.watcher:
-                continue  # aborted: the caller stops
-            actor, shard, runs = self.running.pop(future)
-            error = future.exception()
-            if error is None:
-                results.extend(cast("list[ManyResult[Any]]", future.result()))
-                self.idle.append(actor)
-                continue
-            if not isinstance(error, self.ray.exceptions.RayActorError):
-                cause = getattr(error, "cause", None)
-                raise cause if isinstance(cause, BaseException) else error
-            if runs >= _MAX_SHARD_RUNS:
-                raise RuntimeError(
-                    f"a shard of {len(shard)} input(s) lost its Ray worker {runs} times ({error}); the results "
-                    "finished so far are journaled: run again to resume."
-                ) from error
-            self.start(self.remote.remote(self.job.client_factory), shard, runs + 1)
+        for event in events:
+            if isinstance(event, ManyResult):
+                results.append(event)
+            else:
+                self._ended(event)
         return results
+
+    def _ended(self, end: _Ended) -> None:
+        """A shard ended: its worker goes back to work; a dead one is replaced and the unfinished inputs rerun."""
+        if end.task is not None:
+            self.busy.pop(end.task, None)
+        if end.error is None:
+            self.idle.append(end.actor)
+            return
+        if not end.died:
+            cause = getattr(end.error, "cause", None)
+            raise cause if isinstance(cause, BaseException) else end.error
+        if end.runs >= _MAX_SHARD_RUNS:
+            raise RuntimeError(
+                f"a shard lost its Ray worker {end.runs} times ({end.error}); the results finished so far are "
+                "journaled: run again to resume."
+            ) from end.error
+        replacement = self.remote.remote(self.job.client_factory)
+        if end.left:
+            self.start(replacement, end.left, end.runs + 1)
+        else:
+            self.idle.append(replacement)
 
     def journaled(self, job: Input) -> ManyResult[Any] | None:
         """The journaled result of ``job``, read back; None when it must run."""
@@ -233,14 +285,14 @@ async def execute_many_ray(
     machine belongs to, if any, else a new local one) and leaves it at the end. ``workers`` async actors each
     run ``execute_many`` on one shard at a time (at most ``concurrency`` executions at once) on their own
     event loop, with a client built there by ``client_factory``. Inputs (prompts, deps) and the agent are
-    shipped to the workers, so they must be picklable; results come back shard by shard, journaled first
-    when there is a ``journal``.
+    shipped to the workers, so they must be picklable; each result comes back as it finishes, journaled
+    first when there is a ``journal``.
 
     Args:
         agent: The agent, from ``define_agent()`` (its module must be importable on the workers).
         inputs: Prompts or ``RunInput`` values, read lazily.
         workers: Ray actors running shards at once.
-        shard_size: Inputs per shard: a dead worker's shard runs again whole.
+        shard_size: Inputs per shard (a dead worker's unfinished inputs run again on a new worker).
         concurrency: Most executions in flight on each worker.
         client_factory: A picklable callable returning the client each worker uses; default
             ``anthropic.AsyncAnthropic()`` (the workers need ``ANTHROPIC_API_KEY``).
@@ -252,7 +304,7 @@ async def execute_many_ray(
             inputs are not journaled, so a resumed run executes them again).
 
     Yields:
-        ``ManyResult`` per input (index, key, result), shard by shard as they finish.
+        ``ManyResult`` per input (index, key, result), in completion order.
 
     Raises:
         RuntimeError: a shard lost its worker three times.
@@ -296,7 +348,7 @@ async def _drive(
                     yield shard  # a journaled result, read back
                 else:
                     run.start(run.idle.pop(), shard, 1)
-            if not run.running or run.aborted():
+            if not run.busy or run.aborted():
                 break
             for result in await run.finished():
                 await run.record(result)
