@@ -350,3 +350,47 @@ def test_cli_batch_max_attempts_and_an_unwritable_output(project: Path, api: Fak
     broken = batch(project, "agents.py:broken", "inputs.jsonl", "-o", "out.jsonl", server=api)
     assert broken.returncode == 2
     assert "importing agents.py failed" in broken.stderr or "has no attribute 'broken'" in broken.stderr
+
+
+def test_cli_batch_message_batches_at_half_the_price(project: Path) -> None:
+    """``--message-batches`` sends the model calls in a batch; the summary and journal price them at half."""
+    (project / "prompts.jsonl").write_text('"first ticket"\n"second ticket"\n')
+    with FakeAnthropicServer([ANSWER], per_conversation=True) as server:
+        online = batch(project, "agents.py:plain", "prompts.jsonl", "-o", "online.jsonl", server=server)
+        batched = batch(
+            project, "agents.py:plain", "prompts.jsonl", "-o", "out.jsonl", "--message-batches", server=server
+        )
+    assert online.returncode == batched.returncode == 0, batched.stderr
+    assert server.batches.created == 1
+    assert server.batches.submitted == 2
+    online_cost = sum(record["cost_usd"] for record in records(project / "online.jsonl"))
+    batch_cost = sum(record["cost_usd"] for record in records(project / "out.jsonl"))
+    assert batch_cost == pytest.approx(online_cost / 2)
+    assert "model calls go in Message Batches" in batched.stderr
+    assert f" tokens · cost ${batch_cost:.4f} · ETA 0:00" in batched.stderr
+    assert batched.stderr.splitlines()[-1] == "2 succeeded, 0 failed · results in out.jsonl"
+
+
+def test_cli_batch_over_a_local_ray_cluster(project: Path) -> None:
+    """``--ray local`` starts a Ray cluster here and runs the inputs on its workers, journaled as usual."""
+    (project / "prompts.jsonl").write_text('"first ticket"\n"second ticket"\n"third"\n')
+    with FakeAnthropicServer([ANSWER], per_conversation=True) as server:
+        done = batch(
+            project,
+            "agents.py:plain",
+            "prompts.jsonl",
+            "-o",
+            "out.jsonl",
+            "--ray",
+            "local",
+            "--workers",
+            "1",
+            server=server,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "with 1 worker(s)" in done.stderr
+    assert done.stderr.splitlines()[-1] == "3 succeeded, 0 failed · results in out.jsonl"
+    saved = records(project / "out.jsonl")
+    assert sorted(record["key"] for record in saved) == ["#0", "#1", "#2"]
+    assert all(record["output"] == {"severity": 2, "summary": "VPN drops"} for record in saved)
+    assert len(server.requests) == 3

@@ -152,3 +152,17 @@ async def test_pricing_execution_cost_prices_advisor_iterations_at_their_model()
     assert main is not None
     expected = response_cost(advisor["usage"], main) + main.cost_usd(TokenUsage(input_tokens=10, output_tokens=5))
     assert result.metadata.cost_usd == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("as_object", [False, True], ids=["json", "sdk"])
+def test_pricing_batch_tier_pays_half_the_token_rates(as_object: bool) -> None:
+    """A Message Batches response (``service_tier: "batch"``) costs half for tokens; web searches keep their price."""
+    price = ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30)
+    counts = {"input_tokens": 1_000, "output_tokens": 200, "cache_read_input_tokens": 500}
+    raw: dict[str, object] = {**counts, "server_tool_use": {"web_search_requests": 2, "web_fetch_requests": 0}}
+    standard = response_cost(anthropic.types.Usage.model_validate(raw) if as_object else raw, price)
+    batch_raw = {**raw, "service_tier": "batch"}
+    batch = response_cost(anthropic.types.Usage.model_validate(batch_raw) if as_object else batch_raw, price)
+    tokens = price.cost_usd(TokenUsage(**counts))
+    assert standard == pytest.approx(tokens + 2 * 10 / 1_000)
+    assert batch == pytest.approx(tokens / 2 + 2 * 10 / 1_000)

@@ -61,6 +61,7 @@ from ._results import (
 from ._sync import execute_agent_sync
 from ._tools import Helper, HelperTool, Tool, tool
 from ._tracing import instrument
+from ._transport import MessageBatches
 
 __version__ = "0.1.0"
 
@@ -95,6 +96,7 @@ __all__ = [
     "JournalError",
     "ManyResult",
     "MaxIterationsContext",
+    "MessageBatches",
     "MessagesClient",
     "ModelPrice",
     "ModelResponse",

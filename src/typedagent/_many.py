@@ -17,6 +17,7 @@ from ._inputs import RunInput, Source
 from ._limits import AbortEvent, ExecutionLimits
 from ._ratelimit import RateLimits
 from ._scheduler import ManyResult, drive
+from ._transport import Transport, check_transport
 
 if TYPE_CHECKING:
     import os
@@ -72,6 +73,7 @@ def execute_many(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> AsyncGenerator[ManyResult[OutputT], None]: ...
 @overload
 def execute_many(
@@ -85,6 +87,7 @@ def execute_many(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> AsyncGenerator[ManyResult[OutputT], None]: ...
 def execute_many(
     agent: AgentDefinition[OutputT, Any],
@@ -97,19 +100,17 @@ def execute_many(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> AsyncGenerator[ManyResult[OutputT], None]:
     """Run the agent on every input, at most ``concurrency`` at a time, yielding results as they finish.
 
-    Inputs are read lazily, one when there is room for another execution, so a generator over a huge
-    file never sits in memory. All executions share one client, and its API calls go through one rate
-    limiter (see ``RateLimits``): it paces them by the API's rate-limit headers and waits out 429s
-    instead of failing executions. With ``journal``, every finished execution is appended to that JSONL
-    file before it is yielded; run again with the same journal and inputs, and finished inputs are read
-    back instead of executed.
+    Inputs are read lazily, one when there is room for another execution. All executions share one
+    client, paced by one rate limiter (``RateLimits``: the API's rate-limit headers, 429s waited out).
+    With ``journal``, every finished execution is appended to that JSONL file before it is yielded; run
+    again with the same journal and inputs, and finished inputs are read back instead of executed.
 
-    Use it with ``async for`` (wrap it in ``contextlib.aclosing`` to stop early cleanly); stopping early
-    cancels the executions in flight. Like ``execute_agent``, it never raises for run-time failures:
-    each input's ``ExecuteFailure`` is yielded like a success.
+    Use it with ``async for`` (``contextlib.aclosing`` stops it early cleanly). It never raises for run-time
+    failures: each input's ``ExecuteFailure`` is yielded like a success.
 
     Args:
         agent: The agent, from ``define_agent()``.
@@ -123,16 +124,17 @@ def execute_many(
         abort_event: Stops the run: no new input starts, executions in flight end as
             ``EXECUTION_CANCELLED`` within 100 ms and are yielded but not journaled.
         journal: A JSONL file recording every finished execution; reused to resume.
+        transport: ``"online"``, or ``"message_batches"`` / ``MessageBatches(...)``: every model call goes
+            in a Message Batch (half the token price; the journal's run resumes into its batches).
 
     Yields:
         ``ManyResult`` per input (index, key, result), in completion order.
 
     Raises:
-        TypeError: wrong argument types, or an input that is not a prompt or ``RunInput``, has an empty
-            prompt, or lacks the deps its agent needs (raised once the executions in flight finished).
+        TypeError: wrong argument types (a batch transport needs ``client.messages.batches``), or an input
+            that is not a prompt or ``RunInput`` or lacks its deps (raised once the executions end).
         ValueError: two inputs with the same key.
-        JournalError: the journal belongs to another agent, is damaged, or its derived keys no longer
-            match the inputs.
+        JournalError: the journal is another agent's, damaged, or its derived keys no longer fit the inputs.
     """
     _check_arguments(agent, inputs, concurrency, rate_limits, limits, callbacks)
     return drive(
@@ -145,6 +147,7 @@ def execute_many(
         callbacks=callbacks,
         abort_event=abort_event,
         journal_path=journal,
+        transport=check_transport(transport),
     )
 
 
@@ -160,6 +163,7 @@ def execute_many_sync(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> list[ManyResult[OutputT]]: ...
 @overload
 def execute_many_sync(
@@ -173,6 +177,7 @@ def execute_many_sync(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> list[ManyResult[OutputT]]: ...
 def execute_many_sync(
     agent: AgentDefinition[OutputT, Any],
@@ -185,6 +190,7 @@ def execute_many_sync(
     callbacks: ExecuteCallbacks | None = None,
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
 ) -> list[ManyResult[OutputT]]:
     """Blocking ``execute_many``: same arguments; returns every result, in input order.
 
@@ -212,6 +218,7 @@ def execute_many_sync(
         callbacks=callbacks,
         abort_event=abort_event,
         journal=journal,
+        transport=transport,
     )
 
     async def collect() -> list[ManyResult[OutputT]]:

@@ -18,10 +18,11 @@ the ``cache_control`` typedagent sends is the default, 5-minute, ephemeral cache
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 from ._errors import AgentDefinitionError
 from ._numbers import is_finite_number
@@ -32,6 +33,8 @@ __all__ = ["ModelPrice", "price_for", "register_price"]
 
 PER_MILLION: Final = 1_000_000
 PER_THOUSAND: Final = 1_000
+BATCH_DISCOUNT: Final = 0.5
+"""What the Message Batches API charges for tokens, as a share of the standard rates."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -101,14 +104,38 @@ def response_cost(usage: object, price: ModelPrice) -> float:
 
     The response's own counters and server tool requests at ``price``; each separate inference the API
     reports only in ``usage.iterations`` (an advisor consultation, a compaction) at the price of the model
-    that ran it, when the entry names one the table knows, else at ``price``.
+    that ran it, when the entry names one the table knows, else at ``price``. A response of the Message
+    Batches API (``service_tier: "batch"``) pays half of those token rates.
     """
     top, separate = split_usage(usage)
-    cost = price.cost_usd(TokenUsage(**top))
+    tier: object = (
+        cast("Mapping[str, object]", usage).get("service_tier")
+        if isinstance(usage, Mapping)
+        else getattr(usage, "service_tier", None)
+    )
+    batch = tier == "batch"
+    cost = _tier(price, batch).cost_usd(TokenUsage(**top))
     for model, counts in separate:
         rates = (price_for(model) if model is not None else None) or price
-        cost += rates.cost_usd(TokenUsage(**counts))
+        cost += _tier(rates, batch).cost_usd(TokenUsage(**counts))
     return cost
+
+
+def _tier(price: ModelPrice, batch: bool) -> ModelPrice:
+    """``price``, or its token rates at the Message Batches discount (a response with ``service_tier: "batch"``).
+
+    The discount applies to tokens only: server tool uses (web searches) keep their price.
+    """
+    if not batch:
+        return price
+    return dataclasses.replace(
+        price,
+        input=price.input * BATCH_DISCOUNT,
+        output=price.output * BATCH_DISCOUNT,
+        cache_write=price.cache_write * BATCH_DISCOUNT,
+        cache_read=price.cache_read * BATCH_DISCOUNT,
+        long_prompt=None if price.long_prompt is None else _tier(price.long_prompt, batch),
+    )
 
 
 def _price(input: float, output: float, cache_read: float) -> ModelPrice:

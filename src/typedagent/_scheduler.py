@@ -11,6 +11,7 @@ from typing import Any, Final, Generic
 
 from typing_extensions import TypeVar
 
+from ._batch_client import BatchingClient
 from ._callbacks import EXECUTION_KEY, ExecuteCallbacks
 from ._client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from ._definition import AgentDefinition
@@ -23,6 +24,7 @@ from ._loop import execute_agent
 from ._ratelimit import RateLimits
 from ._ratelimit_client import limited_client
 from ._results import ExecuteFailure, ExecuteResult
+from ._transport import MessageBatches, batching_client
 
 __all__ = ["ManyResult", "drive"]
 
@@ -193,6 +195,8 @@ class _Batch:
         if watcher is not None:
             watcher.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        if isinstance(self.client, BatchingClient):
+            await self.client.aclose()  # its batches keep running at the API: a resumed run attaches to them
 
     def _journaled(self, job: Input) -> ExecuteResult[Any] | None:
         if job.key in self.keys_seen:
@@ -222,12 +226,20 @@ async def drive(
     callbacks: ExecuteCallbacks | None,
     abort_event: AbortEvent | None,
     journal_path: str | os.PathLike[str] | None,
+    transport: MessageBatches | None = None,
 ) -> AsyncGenerator[ManyResult[Any], None]:
     journal = None if journal_path is None else await asyncio.to_thread(Journal.open, Path(journal_path), agent)
     given = client if client is not None else CLIENT_IN_CONTEXT.get()
     base = given if given is not None else default_client()
-    shared = base if rate_limits is None else limited_client(base, rate_limits, concurrency)
-    batch = _Batch(agent, source, concurrency, shared, limits, callbacks, abort_event, journal)
+    batch = _Batch(agent, source, concurrency, base, limits, callbacks, abort_event, journal)
+    try:
+        batch.client = await _shared_client(batch, rate_limits, transport, journal_path)
+    except BaseException:
+        if journal is not None:
+            await journal.close()
+        if given is None:
+            await close_client(base)
+        raise
     watcher = None if abort_event is None else asyncio.ensure_future(Guard(abort_event, None)._wait_abort())
     if watcher is not None:
         watcher.add_done_callback(batch.on_done)
@@ -262,6 +274,20 @@ async def drive(
         raise batch.failure
     if batch.input_error is not None:
         raise batch.input_error
+
+
+async def _shared_client(
+    batch: _Batch,
+    rate_limits: RateLimits | None,
+    transport: MessageBatches | None,
+    journal_path: str | os.PathLike[str] | None,
+) -> MessagesClient:
+    """The client every execution calls: the one given, paced by the rate limiter, or sending Message Batches."""
+    if transport is not None:
+        return await batching_client(batch.client, transport, journal_path, lambda: len(batch.running))
+    if rate_limits is not None:
+        return limited_client(batch.client, rate_limits, batch.concurrency)
+    return batch.client
 
 
 async def _journal(journal: Journal, agent: AgentDefinition[Any, Any], batch: _Batch, result: ManyResult[Any]) -> None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from typedagent import (
     ExecuteResult,
     ManyResult,
+    MessageBatches,
     OutputTool,
     RateLimits,
     RunInput,
@@ -85,3 +86,12 @@ def inputs() -> None:
     assert_type(RunInput("Ticket", deps=Db("ada")), RunInput[Db])
     assert_type(RunInput("Ticket", key="t1").key, str | None)
     RunInput("Ticket", None, "t1")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+
+
+def transports() -> None:
+    # Model calls online (default) or in Message Batches, by name or with settings; nothing else.
+    execute_many_sync(agent, ["a"], transport="message_batches")
+    execute_many_sync(agent, ["a"], transport=MessageBatches(poll_s=30, max_submissions=2))
+    execute_many(agent, ["a"], transport="online")
+    execute_many_sync(agent, ["a"], transport="batch")  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    MessageBatches(30)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]

@@ -20,6 +20,8 @@ from .._definition import AgentDefinition, ValidationConfig
 from .._errors import JournalError
 from .._journal import Journal
 from .._many import DEFAULT_CONCURRENCY, RunInput, execute_many
+from .._transport import Transport
+from ._batch_ray import connect_ray, ray_stream
 from ._batch_view import BatchStats, BatchView, make_view
 from ._load import ImportFailed, UsageError, load_agent
 from ._run import EXIT_INTERRUPTED, _positive_int
@@ -27,6 +29,8 @@ from ._run import EXIT_INTERRUPTED, _positive_int
 __all__ = ["add_batch_parser", "batch_command", "read_inputs"]
 
 _FIELDS = frozenset({"prompt", "deps", "key"})
+BATCH_CONCURRENCY = 10_000
+"""Executions in flight with ``--message-batches``: each round's batch holds one request of each."""
 
 
 def add_batch_parser(commands: Any) -> None:
@@ -48,13 +52,26 @@ def add_batch_parser(commands: Any) -> None:
         "-c",
         "--concurrency",
         type=_positive_int,
-        default=DEFAULT_CONCURRENCY,
         metavar="N",
-        help=f"most executions in flight at once (default {DEFAULT_CONCURRENCY}); the API's rate limits pace them",
+        help=f"most executions in flight at once (default {DEFAULT_CONCURRENCY}; on Ray, per worker); the API's "
+        "rate limits pace them",
     )
     parser.add_argument(
         "--max-attempts", type=_positive_int, metavar="N", help="override ValidationConfig.max_attempts"
     )
+    parser.add_argument(
+        "--message-batches",
+        action="store_true",
+        help="send the model calls in Message Batches: half the token price, each round within 24 hours "
+        f"(default concurrency then {BATCH_CONCURRENCY:,})",
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help='run over the Ray cluster at ADDRESS ("auto" for the one this machine belongs to, "local" to start '
+        "one here); needs typedagent[ray]",
+    )
+    parser.add_argument("--workers", type=_positive_int, metavar="N", help="Ray workers (default: the cluster's CPUs)")
 
 
 def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
@@ -84,6 +101,8 @@ def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
     view.start(target.label, str(args.output), resumed_from)
     if torn:
         view.note(f"cut off a torn last line ({torn} bytes) left in {args.output} by an interrupted write")
+    if args.ray is not None:
+        connect_ray(args.ray, target.module)
     interrupted = asyncio.run(_run(agent, path, args, stats, view))
     view.stop()
     view.summary(str(args.output), interrupted)
@@ -112,14 +131,22 @@ async def _run(
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     client = AsyncAnthropic()
-    stream = execute_many(
-        agent,
-        read_inputs(path, agent),
-        client=client,
-        concurrency=args.concurrency,
-        abort_event=abort,
-        journal=args.output,
-    )
+    transport: Transport = "message_batches" if args.message_batches else "online"
+    concurrency = args.concurrency or (BATCH_CONCURRENCY if args.message_batches else DEFAULT_CONCURRENCY)
+    if args.message_batches:
+        view.note("model calls go in Message Batches: tokens at half price, each round may take up to 24 hours")
+    if args.ray is not None:
+        stream = ray_stream(agent, path, args, view, concurrency=concurrency, transport=transport, abort=abort)
+    else:
+        stream = execute_many(
+            agent,
+            read_inputs(path, agent),
+            client=client,
+            concurrency=concurrency,
+            abort_event=abort,
+            journal=args.output,
+            transport=transport,
+        )
     stats.started = time.monotonic()  # the rate counts executions, not the start-up before them
     try:
         async with contextlib.aclosing(stream):

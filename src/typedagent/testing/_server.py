@@ -27,6 +27,7 @@ from ._items import (
     render_message,
 )
 from ._ratelimit import RateLimitBuckets, ServerRateLimits, output_tokens
+from ._server_batches import FakeBatches
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -88,7 +89,8 @@ class FakeAnthropicServer:
     handling, timeouts and error mapping run end to end. Script items are the same as for
     ``ScriptedClient``; faults are items too: ``api_error(429, retry_after=1)``, ``api_error(529)``,
     ``api_error(500)``, ``delay(seconds, item)``, ``malformed_body()``, ``dropped_connection()`` and
-    ``api_error("timeout")`` (never answers).
+    ``api_error("timeout")`` (never answers). The Message Batches endpoints answer a batch's requests from
+    the same script (``server.batches`` sets their processing time and expiry).
 
     Two ways to pick the item for a request:
 
@@ -158,6 +160,8 @@ class FakeAnthropicServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.batches = FakeBatches(self)
+        """The Message Batches endpoints (``/v1/messages/batches``): their settings and counters."""
 
     @property
     def port(self) -> int:
@@ -320,6 +324,8 @@ class FakeAnthropicServer:
             if self.rate_limits is not None:
                 stats["rate_limited"] = self.rate_limited
             return _json_reply(200, stats)
+        if path.startswith("/v1/messages/batches"):
+            return await self.batches.answer(method, target, body)
         if method != "POST" or path != "/v1/messages":
             message = f"{_SOURCE} serves POST /v1/messages only, not {method} {path}."
             return _json_reply(404, error_body("not_found_error", message))
