@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import pydantic
 
 from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
+from ._stream_script import ScriptedStream, StreamFault, message_events
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -33,11 +34,12 @@ class _Messages:
         self._client = client
         self._beta = beta
 
-    def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
+    def create(self, **params: Any) -> Coroutine[Any, Any, Any]:
         """Record the request and check it against the script now; the answer comes when the call is awaited.
 
         A script that cannot answer raises ``ScriptError`` here, as the call is made: ``execute_agent`` lets
-        exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails.
+        exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails. With
+        ``stream=True`` the answer is a ``ScriptedStream`` of the response's events, as the API streams them.
         """
         request, call = self._client._record(params, beta=self._beta)
         return self._client._respond(request, call)
@@ -85,9 +87,16 @@ class _InProcessClient:
     ) -> Coroutine[Any, Any, Message]:
         """Render ``item`` now, so a script that cannot answer fails as the call is made; deliver it when awaited."""
         pause = 0.0
-        while isinstance(item, Delayed):
-            pause += item.seconds
+        fault: StreamFault | None = None
+        while isinstance(item, Delayed | StreamFault):
+            if isinstance(item, StreamFault):
+                fault = item
+            else:
+                pause += item.seconds
             item = item.item
+        streamed = bool(request.get("stream"))
+        if fault is not None and not streamed:
+            raise ScriptError(f"{self._source}: request {call} is not streamed, but its script item is a stream fault.")
         if isinstance(item, ScriptStep | str) and not isinstance(item, ApiErrorSpec | MalformedBody):
             item = render_message(
                 item,
@@ -97,6 +106,8 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
+        if streamed:
+            return _deliver_stream(pause, item, fault, beta=call in self._beta_calls)
         return _deliver(pause, item, beta=call in self._beta_calls)
 
 
@@ -118,6 +129,26 @@ async def _deliver(
     if isinstance(item, MalformedBody):
         return _parse_malformed(item, beta=beta)
     return build_message(item, beta=beta)
+
+
+async def _deliver_stream(
+    pause: float,
+    item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any],
+    fault: StreamFault | None,
+    *,
+    beta: bool = False,
+) -> Any:
+    """A streamed answer: the SDK raises an API error before the stream starts, else the events stream."""
+    from anthropic import BaseModel
+
+    if pause:
+        await asyncio.sleep(pause)
+    if isinstance(item, ApiErrorSpec):
+        raise item.to_exception()
+    if isinstance(item, MalformedBody):
+        raise ScriptError("a malformed body cannot be streamed: script it for a request that is not streamed")
+    data = item.to_dict() if isinstance(item, BaseModel) else item
+    return ScriptedStream(message_events(data), fault, beta=beta)
 
 
 def build_message(data: Mapping[str, Any], *, beta: bool = False) -> Message:
@@ -229,6 +260,6 @@ def _answer(
 ) -> Coroutine[Any, Any, Message]:
     from anthropic.types import Message
 
-    if isinstance(answer, Message):
+    if isinstance(answer, Message) and not request.get("stream"):
         return _deliver(0.0, answer)
     return client._serve_item(answer, request, call)
