@@ -260,6 +260,8 @@ def _answer(
 ) -> Coroutine[Any, Any, Message]:
     from anthropic.types import Message
 
-    if isinstance(answer, Message) and not request.get("stream"):
+    if isinstance(answer, Message):
+        if request.get("stream"):
+            return _deliver_stream(0.0, answer, None, beta=call in client._beta_calls)
         return _deliver(0.0, answer)
     return client._serve_item(answer, request, call)

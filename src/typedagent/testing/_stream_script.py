@@ -1,4 +1,4 @@
-"""Scripted responses as the API streams them: the event sequence of a response, mid-stream faults, in-process streams."""
+"""Scripted responses as the API streams them: the events of a response, mid-stream faults, in-process streams."""
 
 from __future__ import annotations
 
@@ -55,8 +55,14 @@ def message_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     a tool call's input as ``input_json_delta`` chunks of its JSON (the first one empty, as the API sends it), a
     thinking block's signature in a ``signature_delta``; other blocks arrive whole in their ``content_block_start``.
     """
-    usage = dict(message.get("usage") or {})
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
+    usage: dict[str, Any] = dict(message.get("usage") or {})
+    start: dict[str, Any] = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
     start.pop("stop_details", None)
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(message.get("content") or ()):
@@ -67,13 +73,16 @@ def message_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     if message.get("stop_details") is not None:
         delta["stop_details"] = message["stop_details"]
     totals = {key: usage[key] for key in _USAGE_TOTALS if usage.get(key) is not None}
-    events.append({"type": "message_delta", "delta": delta, "usage": {**totals, "output_tokens": usage.get("output_tokens", 0)}})
+    events.append(
+        {"type": "message_delta", "delta": delta, "usage": {**totals, "output_tokens": usage.get("output_tokens", 0)}}
+    )
     events.append({"type": "message_stop"})
     return events
 
 
 def _block_events(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
     kind = block.get("type")
+    opening: dict[str, Any]
     if kind == "text" and not block.get("citations"):
         opening, deltas = {**block, "text": ""}, _deltas("text_delta", "text", block.get("text", ""))
     elif kind == "thinking":
@@ -82,7 +91,7 @@ def _block_events(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
         deltas.append({"type": "signature_delta", "signature": block.get("signature", "")})
     elif kind in _TOOL_CALLS:
         source = json.dumps(block.get("input", {}), ensure_ascii=False)
-        opening, deltas = {**block, "input": {}}, [{"type": "input_json_delta", "partial_json": ""}]
+        opening, deltas = {**block, "input": dict[str, Any]()}, [{"type": "input_json_delta", "partial_json": ""}]
         deltas += _deltas("input_json_delta", "partial_json", "" if source == "{}" else source)
     else:
         opening, deltas = dict(block), []
