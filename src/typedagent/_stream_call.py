@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import AsyncIterable, Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 if TYPE_CHECKING:
     from anthropic.types import Message, RawMessageStreamEvent
 
-__all__ = ["StreamObserver", "must_stream", "read_stream"]
+__all__ = ["StreamObserver", "accumulator", "must_stream", "read_stream"]
 
 
 class StreamObserver(Protocol):
@@ -55,7 +56,7 @@ async def read_stream(call: Awaitable[object], observer: StreamObserver | None, 
     as the SDK's ``APIStatusError`` carrying the error's type (``overloaded_error``, say).
     """
     stream = cast("AsyncIterable[RawMessageStreamEvent]", await call)
-    accumulate = _accumulator(beta)
+    accumulate = accumulator(stream, beta=beta)
     snapshot: Any = None
     json_bufs: dict[int, bytes] = {}
     stopped = False
@@ -79,11 +80,14 @@ async def read_stream(call: Awaitable[object], observer: StreamObserver | None, 
     return _plain_message(snapshot, beta=beta)
 
 
-def _accumulator(beta: bool) -> Any:
+def accumulator(stream: object, *, beta: bool) -> Any:
+    """The SDK's accumulator for the stream (the beta one reads the request's beta headers)."""
     if beta:
+        import httpx2
         from anthropic.lib.streaming._beta_messages import accumulate_event as beta_accumulate
 
-        return beta_accumulate
+        headers = getattr(getattr(getattr(stream, "response", None), "request", None), "headers", None)
+        return functools.partial(beta_accumulate, request_headers=headers or httpx2.Headers())
     from anthropic.lib.streaming._messages import accumulate_event
 
     return accumulate_event
@@ -95,7 +99,7 @@ def _plain_message(snapshot: Any, *, beta: bool) -> Message:
     from anthropic.types.beta import BetaMessage
 
     model = BetaMessage if beta else Message
-    return cast("Message", model.construct(**snapshot.to_dict()))
+    return cast("Message", model.construct(**snapshot.to_dict(warnings=False)))
 
 
 def _wire_error(exc: Exception | None, stream: object) -> Exception:

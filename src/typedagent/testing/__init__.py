@@ -73,7 +73,7 @@ from ._server_items import (
     web_search_result,
 )
 from ._strategies import outputs
-from ._stream_script import ScriptedStream, StreamFault, stream_dropped, stream_error
+from ._stream_script import ScriptedStream, StreamFault, stream_dropped, stream_error, stream_stalled
 
 __all__ = [
     "ApiErrorSpec",
@@ -124,6 +124,7 @@ __all__ = [
     "server_tool_result",
     "stream_dropped",
     "stream_error",
+    "stream_stalled",
     "submit_call",
     "text",
     "thinking",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from ._conversation import to_plain
 from ._items import ApiErrorSpec
 from ._scripted import _InProcessClient
+from ._stream_script import RecordedStream
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -160,24 +161,32 @@ class RecordingClient:
                 "has no beta.messages to send them through: wrap an AsyncAnthropic (or a testing client)."
             )
         call = resource.create(**params)
-        return self._record(params, call)
+        return self._record(params, call, beta=beta)
 
-    async def _record(self, params: dict[str, Any], call: Awaitable[Message]) -> Message:
+    async def _record(self, params: dict[str, Any], call: Awaitable[Message], *, beta: bool = False) -> Message:
         entry: dict[str, Any] = {"request": redact(params, self._secrets)}
         self.entries.append(entry)
         try:
             message = await call
         except Exception as exc:
+            self._finish(entry, None, exc)
+            raise
+        if params.get("stream"):
+            # The response is recorded whole once it has streamed in; the replay streams it again.
+            return cast("Message", RecordedStream(message, lambda data, exc: self._finish(entry, data, exc), beta=beta))
+        self._finish(entry, message, None)
+        return message
+
+    def _finish(self, entry: dict[str, Any], response: object, exc: Exception | None) -> None:
+        if exc is not None:
             error = _error_entry(exc)
             if error is None:
                 self.entries.remove(entry)
-                raise
+                return
             entry["error"] = redact(error, self._secrets)
-            self.save()
-            raise
-        entry["response"] = redact(message, self._secrets)
+        else:
+            entry["response"] = redact(response, self._secrets)
         self.save()
-        return message
 
     def save(self) -> None:
         """Write the cassette (done after every call)."""

@@ -307,6 +307,8 @@ class FakeAnthropicServer:
                 keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
                 if reply.stream is not None:
                     if not await reply.stream.write(writer, keep_alive) or not keep_alive:
+                        if reply.stream.fault == "stall":
+                            await reader.read()  # silence until the client gives up and closes
                         return
                     continue
                 writer.write(reply.encode(keep_alive))

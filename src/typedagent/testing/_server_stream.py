@@ -19,24 +19,28 @@ class SseReply:
 
     frames: list[bytes]
     request_id: str
-    drop: bool = False
+    fault: str | None = None
+    """``drop``: the connection drops after the frames; ``stall``: nothing more is sent, the connection stays open."""
 
     async def write(self, writer: asyncio.StreamWriter, keep_alive: bool) -> bool:
-        """Send the answer in chunks, one per event, as the API does; False when the connection was dropped."""
+        """Send the answer in chunks, one per event, as the API does; False when the connection cannot be reused."""
         head = [
             "HTTP/1.1 200 OK",
             "content-type: text/event-stream; charset=utf-8",
             "cache-control: no-cache",
             "transfer-encoding: chunked",
-            f"connection: {'keep-alive' if keep_alive and not self.drop else 'close'}",
+            f"connection: {'keep-alive' if keep_alive and self.fault is None else 'close'}",
             f"request-id: {self.request_id}",
         ]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         for frame in self.frames:
             writer.write(b"%x\r\n%b\r\n" % (len(frame), frame))
-        if self.drop:
+        if self.fault == "drop":
             await writer.drain()
             writer.transport.abort()
+            return False
+        if self.fault == "stall":
+            await writer.drain()
             return False
         writer.write(b"0\r\n\r\n")
         await writer.drain()
@@ -46,14 +50,12 @@ class SseReply:
 def sse_reply(message: Mapping[str, Any], fault: StreamFault | None, request_id: str) -> SseReply:
     """The streamed answer for ``message`` (a response's JSON), broken as ``fault`` says."""
     events = message_events(message)
-    drop = False
-    if fault is not None:
-        events = events[: fault.after]
-        if fault.error_type is None:
-            drop = True
-        else:
-            events.append(error_event(fault.error_type, request_id))
-    return SseReply([_frame(event) for event in events], request_id, drop)
+    if fault is None:
+        return SseReply([_frame(event) for event in events], request_id)
+    events = events[: fault.after]
+    if fault.fault == "error":
+        events.append(error_event(fault.error_type, request_id))
+    return SseReply([_frame(event) for event in events], request_id, None if fault.fault == "error" else fault.fault)
 
 
 def _frame(event: Mapping[str, Any]) -> bytes:

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._items import ScriptItem, ScriptStep, error_body
 
 if TYPE_CHECKING:
     from anthropic.types import RawMessageStreamEvent
 
-__all__ = ["ScriptedStream", "StreamFault", "message_events", "stream_dropped", "stream_error"]
+__all__ = [
+    "RecordedStream",
+    "ScriptedStream",
+    "StreamFault",
+    "message_events",
+    "stream_dropped",
+    "stream_error",
+    "stream_stalled",
+]
 
 CHUNK = 16
 """Characters per text, thinking or tool-input delta: a few tokens, as the API sends them."""
@@ -28,8 +36,11 @@ class StreamFault(ScriptStep):
 
     item: ScriptItem
     after: int
-    error_type: str | None
-    """The ``error`` event's type (``overloaded_error``, …); None: the connection drops instead."""
+    """Events sent before the fault (``message_start`` is the first, a ``ping`` the third)."""
+    fault: Literal["error", "drop", "stall"]
+    """An ``error`` event (then the stream ends), a dropped connection, or silence with the connection open."""
+    error_type: str = "overloaded_error"
+    """The ``error`` event's type."""
 
 
 def stream_error(item: ScriptItem, *, after: int = 3, error_type: str = "overloaded_error") -> StreamFault:
@@ -37,7 +48,7 @@ def stream_error(item: ScriptItem, *, after: int = 3, error_type: str = "overloa
 
     The SDK raises its ``APIStatusError`` with the error's type; the run fails with ``API_ERROR``.
     """
-    return StreamFault(item=item, after=after, error_type=error_type)
+    return StreamFault(item=item, after=after, fault="error", error_type=error_type)
 
 
 def stream_dropped(item: ScriptItem, *, after: int = 3) -> StreamFault:
@@ -45,7 +56,15 @@ def stream_dropped(item: ScriptItem, *, after: int = 3) -> StreamFault:
 
     The run fails with ``API_ERROR`` (``connection_error``).
     """
-    return StreamFault(item=item, after=after, error_type=None)
+    return StreamFault(item=item, after=after, fault="drop")
+
+
+def stream_stalled(item: ScriptItem, *, after: int = 3) -> StreamFault:
+    """``item`` streamed, until the server goes silent after ``after`` events, keeping the connection open.
+
+    The client waits until its read timeout, the execution's deadline or its abort event ends the wait.
+    """
+    return StreamFault(item=item, after=after, fault="stall")
 
 
 def message_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -137,7 +156,9 @@ class ScriptedStream:
         event_type = _event_type(beta=self.beta)
         for number, data in enumerate(self.events):
             if self.fault is not None and number == self.fault.after:
-                if self.fault.error_type is None:
+                if self.fault.fault == "stall":
+                    await asyncio.Event().wait()
+                if self.fault.fault == "drop":
                     raise httpx2.RemoteProtocolError("peer closed connection without sending complete message body")
                 body = error_event(self.fault.error_type, "req_scripted_stream")
                 response = httpx2.Response(200, request=httpx2.Request("POST", "https://api.anthropic.com/v1/messages"))
@@ -163,3 +184,39 @@ def _event_type(*, beta: bool) -> Any:
     from anthropic.types import RawMessageStreamEvent
 
     return RawMessageStreamEvent
+
+
+class RecordedStream:
+    """A stream passed through a ``RecordingClient``: the events go on unchanged, the whole response is recorded."""
+
+    def __init__(
+        self, stream: Any, done: Callable[[dict[str, Any] | None, Exception | None], None], *, beta: bool = False
+    ) -> None:
+        self.stream = stream
+        self.beta = beta
+        self.response = getattr(stream, "response", None)
+        self.done = done
+
+    def __aiter__(self) -> AsyncIterator[RawMessageStreamEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[RawMessageStreamEvent]:
+        from typedagent._stream_call import accumulator
+
+        accumulate = accumulator(self.stream, beta=self.beta)
+        snapshot: Any = None
+        buffers: dict[int, bytes] = {}
+        try:
+            async for event in self.stream:
+                snapshot = accumulate(event=event, current_snapshot=snapshot, json_bufs=buffers)
+                yield event
+        except Exception as exc:
+            self.done(None, exc)
+            raise
+        self.done(None if snapshot is None else snapshot.to_dict(mode="json", warnings=False), None)
+
+    async def close(self) -> None:
+        """Close the recorded stream."""
+        close = getattr(self.stream, "close", None)
+        if close is not None:
+            await close()
