@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
@@ -41,6 +41,13 @@ class Row(TypedDict):
 
     key: str
     count: int
+
+
+class Tagged(BaseModel):
+    """An output with an optional nested model and an annotated field."""
+
+    step: Step | None = None
+    score: Annotated[int, Field(ge=0)]
 
 
 class Node(BaseModel):
@@ -107,3 +114,12 @@ def test_partial_model_handles_recursive_types() -> None:
     assert node.model_dump()["children"][0]["label"] == "leaf"
     assert partial_model(int) is None
     assert partial_model(list[int]) is None
+
+
+def test_partial_reader_unions_and_annotated_fields() -> None:
+    """An optional nested model is partial too; an annotated field keeps its type but not its constraint."""
+    _, partial = PartialReader(OutputTool(Tagged)).read('{"score": -1, "step": {"title": "Go"')
+    assert partial is not None
+    assert partial.score == -1
+    assert partial.step is not None
+    assert partial.step.title == "Go"

@@ -225,3 +225,16 @@ async def test_stream_agent_nested_execution_does_not_stream_into_the_parent() -
     assert sum(1 for e in events if isinstance(e, AttemptStarted)) == 1
     assert "stream" not in inner_client.requests[0]
     assert run.result.ok is True
+
+
+async def test_stream_agent_is_entered_once_and_iterated_inside() -> None:
+    """A stream iterated outside its block, or entered twice, says what to do instead."""
+    stream = stream_agent(triage_agent(), "go", client=ScriptedClient([output_call(GOOD), output_call(GOOD)]))
+    with pytest.raises(RuntimeError, match="inside `async with"):
+        async for _ in stream:
+            pass
+    async with stream as run:
+        async for _ in run:
+            pass
+    with pytest.raises(RuntimeError, match="entered once"):
+        await stream.__aenter__()

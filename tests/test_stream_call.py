@@ -6,10 +6,12 @@ import asyncio
 import time
 from typing import Any
 
+import httpx2
 import pytest
 from support import GOOD, recorded, triage_agent
 
 from typedagent import AgentErrorCode, ExecutionLimits, execute_agent, stream_agent, tool
+from typedagent._api_errors import ApiFailure
 from typedagent._limits import Guard
 from typedagent._model_call import call_model
 from typedagent._stream_call import must_stream
@@ -19,6 +21,9 @@ from typedagent.testing import (
     RecordingClient,
     ReplayClient,
     ScriptedClient,
+    ScriptError,
+    api_error,
+    malformed_body,
     output_call,
     response,
     stream_dropped,
@@ -29,6 +34,9 @@ from typedagent.testing import (
     tool_call,
     usage,
 )
+from typedagent.testing._items import render_message
+from typedagent.testing._scripted import build_message
+from typedagent.testing._stream_script import message_events
 
 PARAMS: dict[str, Any] = {
     "model": "claude-sonnet-4-6",
@@ -119,6 +127,7 @@ def test_must_stream_asks_the_sdk_rule() -> None:
         assert must_stream(client.messages, {**PARAMS, "model": "claude-opus-4-0", "max_tokens": 9_000})
         assert not must_stream(client.messages, {**PARAMS, "max_tokens": 64_000, "timeout": 3600})
         assert not must_stream(server.client(timeout=3600).messages, {**PARAMS, "max_tokens": 64_000})
+        assert not must_stream(client.messages, {**PARAMS, "max_tokens": None})
     assert not must_stream(ScriptedClient().messages, {**PARAMS, "max_tokens": 64_000})
 
 
@@ -187,10 +196,12 @@ async def test_stream_call_abort_interrupts_a_stream_in_flight_within_100ms(wher
 async def test_stream_call_deadline_interrupts_a_stalled_stream() -> None:
     """The execution's timeout ends a stream that went silent, within 100 ms of the deadline (TIMEOUT)."""
     with FakeAnthropicServer([stream_stalled(RICH, after=4)]) as server:
-        started = time.monotonic()
-        async with stream_agent(agent(), "go", client=server.client(), limits=ExecutionLimits(timeout_s=0.3)) as run:
-            async for _ in run:
-                pass
+        client = server.client()
+        limits = ExecutionLimits(timeout_s=0.3)
+        async with stream_agent(agent(), "go", client=client, limits=limits) as run:
+            async for event in run:
+                if event.kind == "attempt_started":
+                    started = time.monotonic()  # the deadline's clock started a little before
         elapsed = time.monotonic() - started
     assert run.result.ok is False
     assert run.result.error.code is AgentErrorCode.TIMEOUT
@@ -217,3 +228,112 @@ async def test_stream_call_cassettes_record_and_replay_streamed_calls(tmp_path: 
     assert replay.result.ok is True
     assert replay.result.output == GOOD
     assert replayed_kinds == recorded_kinds
+
+
+async def _drain(stream: Any) -> None:
+    async with stream as run:
+        async for _ in run:
+            pass
+
+
+class OneStream:
+    """A client whose streamed answer is the given events (SDK models), then what ``end`` raises, if anything."""
+
+    def __init__(self, events: list[dict[str, Any]], end: Exception | None = None) -> None:
+        self.events = events
+        self.end = end
+        self.messages = self
+        self.closed = False
+
+    async def create(self, **params: Any) -> Any:
+        """The stream itself."""
+        return self
+
+    def __aiter__(self) -> Any:
+        return self._iterate()
+
+    async def _iterate(self) -> Any:
+        from anthropic._models import construct_type
+        from anthropic.types import RawMessageStreamEvent
+
+        for data in self.events:
+            yield construct_type(type_=RawMessageStreamEvent, value=data)
+        if self.end is not None:
+            raise self.end
+
+    async def close(self) -> None:
+        """Record the close."""
+        self.closed = True
+
+
+def _events_of(item: Any) -> list[dict[str, Any]]:
+    rendered = render_message(item, PARAMS, call=1, message_id="msg_1", new_id=lambda: "toolu_1", source="test")
+    return [event for event in message_events(rendered) if event["type"] != "ping"]
+
+
+@pytest.mark.parametrize(
+    ("end", "error_type", "says"),
+    [
+        (None, "connection_error", "ended before message_stop"),
+        (httpx2.ReadTimeout("read timed out"), "timeout_error", "timed out"),
+        (httpx2.ReadError("connection reset"), "connection_error", "stream broke (ReadError"),
+    ],
+)
+async def test_stream_call_stream_cut_short_is_a_wire_error(end: Exception | None, error_type: str, says: str) -> None:
+    """A stream that ends before message_stop, times out or breaks is the SDK's connection or timeout error."""
+    client = OneStream(_events_of(RICH)[:6], end)
+    failure = await call_model(client, dict(PARAMS), Guard(None, None), Watcher())
+    assert isinstance(failure, ApiFailure)
+    assert failure.error_type == error_type
+    assert says in str(failure.cause).lower() or says in repr(failure.cause).lower() or says in str(failure.cause)
+    assert client.closed
+
+
+async def test_stream_call_unreadable_tool_input_is_reported_not_raised() -> None:
+    """Tool input JSON the SDK's accumulator cannot parse fails the call (reported), and the stream is closed."""
+    events = _events_of(tool_call("search", {"q": "x"}))
+    broken = [
+        {**event, "delta": {"type": "input_json_delta", "partial_json": "}}{"}}
+        if event.get("delta", {}).get("type") == "input_json_delta"
+        else event
+        for event in events
+    ]
+    client = OneStream(broken)
+    failure = await call_model(client, dict(PARAMS), Guard(None, None), Watcher())
+    assert isinstance(failure, ApiFailure)
+    assert "Unable to parse tool parameter JSON" in str(failure.cause)
+    assert client.closed
+
+
+async def test_stream_call_error_before_the_stream_starts() -> None:
+    """An API error answered before any event (a 529) is the usual API error; a malformed body cannot stream."""
+    async with stream_agent(agent(), "go", client=ScriptedClient([api_error(529)])) as run:
+        async for _ in run:
+            pass
+    assert run.result.ok is False
+    assert run.result.error.context.status_code == 529  # type: ignore[union-attr]
+    failing = stream_agent(agent(), "go", client=ScriptedClient([malformed_body()]))
+    with pytest.raises(ScriptError, match="cannot be streamed"):
+        await _drain(failing)
+
+
+async def test_stream_call_function_client_message_streams() -> None:
+    """A FunctionClient returning a Message streams it when the request streams."""
+    message = build_message(render_message(RICH, PARAMS, call=1, message_id="m", new_id=lambda: "t", source="x"))
+    streamed = await call_model(FunctionClient(lambda request: message), dict(PARAMS), Guard(None, None), Watcher())
+    assert _without_id(streamed) == _without_id(message)
+
+
+async def test_stream_call_cassettes_record_a_failed_stream(tmp_path: Any) -> None:
+    """A stream that fails with an error event is recorded as that error; the replay fails the same way."""
+    path = tmp_path / "failed.json"
+    recording = RecordingClient(ScriptedClient([stream_error(RICH, after=4)]), path)
+    async with stream_agent(agent(), "go", client=recording) as run:
+        async for _ in run:
+            pass
+    assert recording.entries[0]["error"]["type"] == "overloaded_error"
+    async with stream_agent(agent(), "go", client=ReplayClient(path)) as replay:
+        async for _ in replay:
+            pass
+    assert replay.result.ok is False
+    assert replay.result.error.context.error_type == "overloaded_error"  # type: ignore[union-attr]

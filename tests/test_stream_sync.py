@@ -53,3 +53,12 @@ def test_stream_agent_sync_raises_programming_errors() -> None:
     """A script that cannot answer raises its ScriptError from the iteration."""
     with pytest.raises(ScriptError), stream_agent_sync(triage_agent(), "go", client=ScriptedClient([])) as run:
         list(run)
+
+
+def test_stream_agent_sync_close_before_start_does_nothing() -> None:
+    """Closing a sync stream that never started is harmless; iterating it without `with` starts it."""
+    stream = stream_agent_sync(triage_agent(), "go", client=ScriptedClient([output_call(GOOD)]))
+    stream.close()
+    assert [event.kind for event in stream][-1] == "finished"
+    stream.close()
+    assert stream.result.ok is True

@@ -47,7 +47,7 @@ class PartialReader(Generic[OutputT]):
         if self._model is None:
             return data, self._whole(data)
         partial = _validate_present(self._model, data)
-        if partial is not None and self._dump:
+        if self._dump:
             return data, cast("OutputT", partial.model_dump(exclude_unset=True))
         return data, cast("OutputT | None", partial)
 
@@ -59,16 +59,14 @@ class PartialReader(Generic[OutputT]):
             return None
 
 
-def _validate_present(model: type[pydantic.BaseModel], data: dict[str, Any]) -> pydantic.BaseModel | None:
+def _validate_present(model: type[pydantic.BaseModel], data: dict[str, Any]) -> pydantic.BaseModel:
     """``data`` validated by the partial model; the fields that do not validate (yet) are left out."""
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
         invalid = {error["loc"][0] for error in exc.errors() if error["loc"]}
-    try:
-        return model.model_validate({key: value for key, value in data.items() if key not in invalid})
-    except pydantic.ValidationError:
-        return None
+    # Every field is optional and extra keys are ignored, so what is left once the invalid fields are out validates.
+    return model.model_validate({key: value for key, value in data.items() if key not in invalid})
 
 
 def partial_model(form: object) -> type[pydantic.BaseModel] | None:

@@ -97,6 +97,11 @@ class _InProcessClient:
         streamed = bool(request.get("stream"))
         if fault is not None and not streamed:
             raise ScriptError(f"{self._source}: request {call} is not streamed, but its script item is a stream fault.")
+        if streamed and isinstance(item, MalformedBody):
+            raise ScriptError(
+                f"{self._source}: request {call} is streamed, and a malformed body cannot be streamed: script it "
+                "for a request that is not streamed."
+            )
         if isinstance(item, ScriptStep | str) and not isinstance(item, ApiErrorSpec | MalformedBody):
             item = render_message(
                 item,
@@ -106,7 +111,7 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
-        if streamed:
+        if streamed and not isinstance(item, MalformedBody):
             return _deliver_stream(pause, item, fault, beta=call in self._beta_calls)
         return _deliver(pause, item, beta=call in self._beta_calls)
 
@@ -133,7 +138,7 @@ async def _deliver(
 
 async def _deliver_stream(
     pause: float,
-    item: Message | ApiErrorSpec | MalformedBody | Mapping[str, Any],
+    item: Message | ApiErrorSpec | Mapping[str, Any],
     fault: StreamFault | None,
     *,
     beta: bool = False,
@@ -145,8 +150,6 @@ async def _deliver_stream(
         await asyncio.sleep(pause)
     if isinstance(item, ApiErrorSpec):
         raise item.to_exception()
-    if isinstance(item, MalformedBody):
-        raise ScriptError("a malformed body cannot be streamed: script it for a request that is not streamed")
     data = item.to_dict() if isinstance(item, BaseModel) else item
     return ScriptedStream(message_events(data), fault, beta=beta)
 

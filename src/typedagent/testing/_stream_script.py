@@ -163,8 +163,6 @@ class ScriptedStream:
                 body = error_event(self.fault.error_type, "req_scripted_stream")
                 response = httpx2.Response(200, request=httpx2.Request("POST", "https://api.anthropic.com/v1/messages"))
                 raise anthropic.APIStatusError(f"{body}", response=response, body=body)
-            if self.closed:
-                return
             if data["type"] == "ping":
                 continue  # the SDK drops pings
             # Built as the SDK builds each event it reads, unvalidated: a block type newer than the SDK is kept.
