@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import sys
 from collections.abc import AsyncIterable, Awaitable, Mapping
@@ -66,6 +67,9 @@ async def read_stream(call: Awaitable[object], observer: StreamObserver | None, 
             stopped = event.type == "message_stop"
             if observer is not None:
                 observer.stream_event(event, snapshot)
+                # Events that arrived together are read without a pause: let the watcher see each one now,
+                # not once the whole response has been read.
+                await asyncio.sleep(0)
     except Exception as exc:
         error = _wire_error(exc, stream)
         if error is exc:
