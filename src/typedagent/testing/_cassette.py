@@ -247,7 +247,9 @@ class ReplayClient(_InProcessClient):
             )
 
     def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
-        actual = redact(request)
+        # Streaming is how the answer travels, not what is asked: a call recorded streamed replays unstreamed
+        # and the other way round.
+        actual = _unstreamed(redact(request))
         unused = [index for index, used in enumerate(self._used) if not used]
         if not unused:
             raise CassetteError(
@@ -256,11 +258,11 @@ class ReplayClient(_InProcessClient):
                 "re-record if intended."
             )
         for index in unused:
-            if not _differences(self.calls[index]["request"], actual, "", self.ignore):
+            if not _differences(_unstreamed(self.calls[index]["request"]), actual, "", self.ignore):
                 break
         else:
             index = unused[0]
-            differences = _differences(self.calls[index]["request"], actual, "", self.ignore)
+            differences = _differences(_unstreamed(self.calls[index]["request"]), actual, "", self.ignore)
             listing = "\n".join(f"  {line}" for line in differences[:_MAX_DIFFERENCES])
             more = len(differences) - _MAX_DIFFERENCES
             raise CassetteError(
@@ -281,6 +283,13 @@ class ReplayClient(_InProcessClient):
             )
             return self._serve_item(recorded, request, call)
         return self._serve_item(entry["response"], request, call)
+
+
+def _unstreamed(request: Any) -> Any:
+    if not isinstance(request, dict):
+        return request
+    fields = cast("dict[str, Any]", request)
+    return {key: value for key, value in fields.items() if key != "stream"}
 
 
 def _differences(expected: object, actual: object, path: str, ignore: frozenset[str]) -> list[str]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import pydantic
 
 from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
-from ._stream_script import ScriptedStream, StreamFault, message_events
+from ._stream_script import ScriptedStream, StreamFault, message_events, recorded_message
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -98,10 +98,13 @@ class _InProcessClient:
         if fault is not None and not streamed:
             raise ScriptError(f"{self._source}: request {call} is not streamed, but its script item is a stream fault.")
         if streamed and isinstance(item, MalformedBody):
-            raise ScriptError(
-                f"{self._source}: request {call} is streamed, and a malformed body cannot be streamed: script it "
-                "for a request that is not streamed."
-            )
+            recorded = recorded_message(item.body) if item.status == 200 else None
+            if recorded is None:
+                raise ScriptError(
+                    f"{self._source}: request {call} is streamed, and a malformed body that is not a message's JSON "
+                    "cannot be streamed: script it for a request that is not streamed."
+                )
+            item = recorded
         if isinstance(item, ScriptStep | str) and not isinstance(item, ApiErrorSpec | MalformedBody):
             item = render_message(
                 item,

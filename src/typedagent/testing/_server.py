@@ -28,7 +28,7 @@ from ._items import (
 )
 from ._ratelimit import RateLimitBuckets, ServerRateLimits, output_tokens
 from ._server_stream import SseReply, sse_reply
-from ._stream_script import StreamFault
+from ._stream_script import StreamFault, recorded_message
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -442,6 +442,9 @@ class FakeAnthropicServer:
             headers = {"request-id": item.request_id or request_id, **item.headers}
             return _json_reply(item.status, error_body(item.resolved_type, item.message), headers)
         if isinstance(item, MalformedBody):
+            recorded = recorded_message(item.body) if params.get("stream") and item.status == 200 else None
+            if recorded is not None:
+                return _Reply(stream=sse_reply(recorded, fault, request_id))
             return _Reply(status=item.status, body=item.body.encode(), headers={"request-id": request_id})
         message = render_message(
             item,

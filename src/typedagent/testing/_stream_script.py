@@ -218,3 +218,17 @@ class RecordedStream:
         close = getattr(self.stream, "close", None)
         if close is not None:
             await close()
+
+
+def recorded_message(body: str) -> dict[str, Any] | None:
+    """The message a ``malformed_body`` holds when its body is a message's JSON (a response recorded verbatim).
+
+    A streamed request gets that message's events, so a recorded response can be served streamed too.
+    """
+    try:
+        data: object = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and cast("dict[str, Any]", data).get("type") == "message":
+        return cast("dict[str, Any]", data)
+    return None
