@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from support import GOOD, recorded, triage_agent
 
-from typedagent import AgentErrorCode, ExecutionLimits, execute_agent, stream_agent, tool
+from typedagent import AgentErrorCode, ExecutionLimits, execute_agent, execute_many, stream_agent, tool
 from typedagent._api_errors import ApiFailure
 from typedagent._limits import Guard
 from typedagent._model_call import call_model
@@ -140,6 +140,17 @@ async def test_stream_call_large_max_tokens_works_with_the_sdk_client() -> None:
     assert result.output == GOOD
     assert server.requests[0]["stream"] is True
     assert server.requests[0]["max_tokens"] == 64_000
+
+
+async def test_stream_call_large_max_tokens_works_under_execute_many() -> None:
+    """Through execute_many's rate-limited client too, a max_tokens the SDK refuses unstreamed is streamed."""
+    with FakeAnthropicServer([output_call(GOOD), output_call(GOOD)]) as server:
+        results = [
+            item.result
+            async for item in execute_many(triage_agent(max_tokens=64_000), ["a", "b"], client=server.client())
+        ]
+    assert [result.ok for result in results] == [True, True]
+    assert [request["stream"] for request in server.requests] == [True, True]
 
 
 @pytest.mark.parametrize("where", ["server", "in_process"])

@@ -29,6 +29,8 @@ def must_stream(resource: object, params: Mapping[str, Any]) -> bool:
     SDK applies it only when neither the call nor the client sets its own timeout.
     """
     sdk_client = getattr(resource, "_client", None)
+    if not hasattr(sdk_client, "_calculate_nonstreaming_timeout"):
+        sdk_client = getattr(sdk_client, "client", None)  # execute_many's rate-limited client wraps the SDK's
     calculate = getattr(sdk_client, "_calculate_nonstreaming_timeout", None)
     constants = sys.modules.get("anthropic._constants")
     if calculate is None or constants is None or "timeout" in params:
