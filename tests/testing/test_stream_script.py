@@ -6,7 +6,18 @@ import json
 
 import httpx2
 
-from typedagent.testing import FakeAnthropicServer, response, stream_error, text, thinking, tool_call
+from typedagent.testing import (
+    FakeAnthropicServer,
+    response,
+    script_from_json,
+    script_to_json,
+    stream_dropped,
+    stream_error,
+    stream_stalled,
+    text,
+    thinking,
+    tool_call,
+)
 from typedagent.testing._stream_script import message_events
 
 MESSAGE = {
@@ -70,3 +81,14 @@ def test_message_events_carry_stop_details_in_the_message_delta() -> None:
     events = message_events({**MESSAGE, "content": [], "stop_reason": "refusal", "stop_details": details})
     assert "stop_details" not in events[0]["message"]
     assert events[-2]["delta"]["stop_details"] == details
+
+
+def test_stream_faults_round_trip_through_script_json() -> None:
+    """Stream faults survive script_to_json / script_from_json, so the server in its own process serves them."""
+    script = [stream_error(text("a"), after=2), stream_dropped("b", after=4), stream_stalled(text("c"))]
+    again = script_from_json(json.loads(json.dumps(script_to_json(script))))
+    assert again == [
+        stream_error(response(text("a")), after=2),
+        stream_dropped(response(text("b")), after=4),
+        stream_stalled(response(text("c"))),
+    ]
