@@ -165,6 +165,7 @@ async def test_stream_call_error_event_mid_stream_is_an_api_error(where: str) ->
     assert result.ok is False
     assert result.error.code is AgentErrorCode.API_ERROR
     assert result.error.context.error_type == "overloaded_error"  # type: ignore[union-attr]
+    assert result.error.context.status_code == 200  # type: ignore[union-attr]
     assert "while it streamed" in result.error.message
     assert "thinking_delta" in kinds
     assert kinds[-1] == "finished"

@@ -62,3 +62,9 @@ def test_stream_agent_sync_close_before_start_does_nothing() -> None:
     assert [event.kind for event in stream][-1] == "finished"
     stream.close()
     assert stream.result.ok is True
+
+
+async def test_stream_agent_sync_refuses_a_running_event_loop() -> None:
+    """Inside a running event loop, stream_agent_sync says to use stream_agent instead."""
+    with pytest.raises(RuntimeError, match="async with stream_agent"):
+        stream_agent_sync(triage_agent(), "go", client=ScriptedClient([output_call(GOOD)]))

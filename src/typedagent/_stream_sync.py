@@ -150,8 +150,17 @@ def stream_agent_sync(
         ``    for event in run: ...``
 
     Raises:
+        RuntimeError: called inside a running event loop (``async with stream_agent(...)`` there).
         TypeError: wrong argument types, before anything is sent.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "stream_agent_sync() cannot run inside a running event loop: use `async with stream_agent(...)` instead."
+        )
     check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
     arguments: dict[str, Any] = {
         "prompt": prompt,
