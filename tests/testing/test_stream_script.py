@@ -8,6 +8,7 @@ import httpx2
 
 from typedagent.testing import (
     FakeAnthropicServer,
+    ServerRateLimits,
     response,
     script_from_json,
     script_to_json,
@@ -92,3 +93,14 @@ def test_stream_faults_round_trip_through_script_json() -> None:
         stream_dropped(response(text("b")), after=4),
         stream_stalled(response(text("c"))),
     ]
+
+
+async def test_fake_server_streams_carry_the_rate_limit_headers() -> None:
+    """A streamed answer of a server enforcing rate limits carries the same rate-limit headers as a plain one."""
+    limits = ServerRateLimits(requests_per_minute=600)
+    body = {"model": "m", "max_tokens": 5, "messages": [], "stream": True}
+    async with FakeAnthropicServer(["hi"], rate_limits=limits) as server, httpx2.AsyncClient() as http:
+        answer = await http.post(f"{server.base_url}/v1/messages", json=body)
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    assert answer.headers["anthropic-ratelimit-requests-limit"] == "600"
+    assert answer.headers["anthropic-ratelimit-requests-remaining"] == "599"

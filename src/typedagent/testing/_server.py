@@ -306,7 +306,7 @@ class FakeAnthropicServer:
                     return
                 keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
                 if reply.stream is not None:
-                    if not await reply.stream.write(writer, keep_alive) or not keep_alive:
+                    if not await reply.stream.write(writer, keep_alive, reply.headers) or not keep_alive:
                         if reply.stream.fault == "stall":
                             await reader.read()  # silence until the client gives up and closes
                         return

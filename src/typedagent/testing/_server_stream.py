@@ -22,8 +22,11 @@ class SseReply:
     fault: str | None = None
     """``drop``: the connection drops after the frames; ``stall``: nothing more is sent, the connection stays open."""
 
-    async def write(self, writer: asyncio.StreamWriter, keep_alive: bool) -> bool:
-        """Send the answer in chunks, one per event, as the API does; False when the connection cannot be reused."""
+    async def write(self, writer: asyncio.StreamWriter, keep_alive: bool, headers: Mapping[str, str]) -> bool:
+        """Send the answer in chunks, one per event, as the API does; False when the connection cannot be reused.
+
+        ``headers``: more response headers (the rate-limit headers of a server enforcing limits).
+        """
         head = [
             "HTTP/1.1 200 OK",
             "content-type: text/event-stream; charset=utf-8",
@@ -31,6 +34,7 @@ class SseReply:
             "transfer-encoding: chunked",
             f"connection: {'keep-alive' if keep_alive and self.fault is None else 'close'}",
             f"request-id: {self.request_id}",
+            *(f"{name}: {value}" for name, value in headers.items()),
         ]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         for frame in self.frames:
