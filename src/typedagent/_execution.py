@@ -62,10 +62,11 @@ class Execution:
     """The estimated cost of the responses so far (0 when the model has no price)."""
     response_model: str | None = None
     """The model the last response named."""
-    observer: StreamTap[Any] | None = field(default_factory=claim_tap)
+    observer: StreamTap[Any] | None = field(init=False)
     """The tap of the ``stream_agent`` call running this execution: its model calls stream, its events go there."""
 
     def __post_init__(self) -> None:
+        self.observer = claim_tap(lambda: (self.attempt.number, self.attempt.iteration))
         self.hooks = Hooks(self.callbacks, self.state, self.observer)
         self.price = price_for(self.agent.model)
 

@@ -75,6 +75,10 @@ class AgentStream(Generic[OutputT]):
     async def _execute(self, tap: StreamTap[OutputT]) -> None:
         try:
             result = await execute_agent(self._agent, **self._arguments)
+        except Exception as exc:
+            # Handed to the consumer, who raises it: the task itself ends quietly (nothing left unretrieved).
+            self._queue.put_nowait(_Raised(exc))
+            return
         except BaseException as exc:
             self._queue.put_nowait(_Raised(exc))
             raise

@@ -47,20 +47,29 @@ class StreamTap(Generic[OutputT]):
         self.output_name = agent.output.name
         self.reflection = agent.reflection_enabled
         self.reader = PartialReader(agent.output)
-        self.attempt = 0
-        self.iteration = 0
-        self.claimed = False
+        self.position: Callable[[], tuple[int, int]] | None = None
+        """The execution's attempt and iteration now; set by the execution that claims the tap."""
         self._calls: dict[int, tuple[str, str]] = {}
         """The tool calls of the response streaming now, by block index: id and name."""
         self._inputs: dict[int, str] = {}
         """The output call's input JSON so far, by block index."""
 
-    def claim(self) -> StreamTap[OutputT] | None:
-        """This tap, for the first execution that asks; None after (a nested execution run by a tool)."""
-        if self.claimed:
+    def claim(self, position: Callable[[], tuple[int, int]]) -> StreamTap[OutputT] | None:
+        """This tap, for the first execution that asks (``position`` tells where it is); None after (a nested one)."""
+        if self.position is not None:
             return None
-        self.claimed = True
+        self.position = position
         return self
+
+    @property
+    def attempt(self) -> int:
+        """The execution's current attempt (0 before the first)."""
+        return 0 if self.position is None else self.position()[0]
+
+    @property
+    def iteration(self) -> int:
+        """The current attempt's model calls so far."""
+        return 0 if self.position is None else self.position()[1]
 
     def stream_event(self, event: RawMessageStreamEvent, snapshot: Message) -> None:
         """One event of a streamed response (``StreamObserver``)."""
@@ -77,7 +86,6 @@ class StreamTap(Generic[OutputT]):
             if block.type in _TOOL_CALLS:
                 self._calls[event.index] = (getattr(block, "id", ""), getattr(block, "name", ""))
         elif event.type == "message_start":
-            self.iteration += 1
             self._calls.clear()
             self._inputs.clear()
 
@@ -96,7 +104,6 @@ class StreamTap(Generic[OutputT]):
     def hook_event(self, event: object) -> None:
         """One of the loop's hook events (``HookObserver``)."""
         if isinstance(event, AttemptStart):
-            self.attempt, self.iteration = event.attempt, 0
             self.emit(AttemptStarted(attempt=event.attempt, iteration=0, max_attempts=event.max_attempts))
             return
         if isinstance(event, ToolCall):
@@ -146,7 +153,7 @@ STREAM_TAP: ContextVar[StreamTap[Any] | None] = ContextVar("typedagent_stream_ta
 """The tap ``stream_agent`` set for the execution it runs in this context."""
 
 
-def claim_tap() -> StreamTap[Any] | None:
+def claim_tap(position: Callable[[], tuple[int, int]]) -> StreamTap[Any] | None:
     """The tap of the ``stream_agent`` call this execution serves, if any (only its first execution gets it)."""
     tap = STREAM_TAP.get()
-    return None if tap is None else tap.claim()
+    return None if tap is None else tap.claim(position)
