@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 from pydantic import BaseModel
 
@@ -62,3 +63,34 @@ async def test_live_view_shows_what_the_model_writes_on_the_status_line() -> Non
     assert outputs[0].startswith("attempt 1 · iteration 2 · output so far: {")
     assert outputs[-1].endswith("complete. " + '"}')
     assert all(len(status.split("output so far: ")[1]) <= 110 for status in outputs)
+
+
+async def test_live_view_json_events_are_one_object_per_piece() -> None:
+    """With --json-events each delta and partial output is one JSON line with its attempt and iteration."""
+    agent = define_agent(name="notes", model="m", output=OutputTool(Note), helpers=[fetch])
+    client = ScriptedClient(
+        [
+            response(thinking("Plan."), text("Go."), tool_call("fetch", {"url": "https://x"})),
+            output_call(Note(title="T", body="B")),
+        ]
+    )
+    stream = io.StringIO()
+    view = LiveView(Progress(stream, json_events=True))
+    async with stream_agent(agent, "go", client=client) as run:
+        async for event in run:
+            view(event)
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    kinds = [record["event"] for record in records]
+    assert kinds[:2] == ["thinking_delta", "text_delta"]
+    assert records[0] == {"event": "thinking_delta", "attempt": 1, "iteration": 1, "thinking": "Plan."}
+    fetch_input = "".join(
+        r["partial_json"] for r in records if r["event"] == "tool_input_delta" and r["name"] == "fetch"
+    )
+    assert json.loads(fetch_input) == {"url": "https://x"}
+    assert records[-1] == {
+        "event": "partial_output",
+        "attempt": 1,
+        "iteration": 2,
+        "id": records[-1]["id"],
+        "partial": {"title": "T", "body": "B"},
+    }
