@@ -238,3 +238,14 @@ async def test_stream_agent_is_entered_once_and_iterated_inside() -> None:
             pass
     with pytest.raises(RuntimeError, match="entered once"):
         await stream.__aenter__()
+
+
+async def test_stream_agent_passes_deps() -> None:
+    """Deps reach the execution as with execute_agent (here, the instructions built from them)."""
+    agent = triage_agent(instructions=lambda ctx: f"Customer tier: {ctx.deps}", deps_type=str)
+    client = ScriptedClient([output_call(GOOD)])
+    async with stream_agent(agent, "go", deps="gold", client=client) as run:
+        async for _ in run:
+            pass
+    assert run.result.ok is True
+    assert client.requests[0]["system"].startswith("Customer tier: gold")

@@ -68,3 +68,13 @@ async def test_stream_agent_sync_refuses_a_running_event_loop() -> None:
     """Inside a running event loop, stream_agent_sync says to use stream_agent instead."""
     with pytest.raises(RuntimeError, match="async with stream_agent"):
         stream_agent_sync(triage_agent(), "go", client=ScriptedClient([output_call(GOOD)]))
+
+
+def test_stream_agent_sync_passes_deps() -> None:
+    """Deps reach the execution as with execute_agent_sync."""
+    agent = triage_agent(instructions=lambda ctx: f"Customer tier: {ctx.deps}", deps_type=str)
+    client = ScriptedClient([output_call(GOOD)])
+    with stream_agent_sync(agent, "go", deps="gold", client=client) as run:
+        list(run)
+    assert run.result.ok is True
+    assert client.requests[0]["system"].startswith("Customer tier: gold")
