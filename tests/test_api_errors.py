@@ -357,8 +357,13 @@ async def test_api_errors_sdk_rejecting_an_unknown_keyword_raises_type_error() -
     assert sent == []
 
 
-async def test_api_errors_sdk_refusing_before_sending_is_not_an_api_call() -> None:
-    """The SDK's own ValueError before sending is API_ERROR 'request_not_sent', with no iteration counted."""
+async def test_api_errors_sdk_refusing_before_sending_is_not_an_api_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's own ValueError before sending is API_ERROR 'request_not_sent', with no iteration counted.
+
+    typedagent streams the requests the SDK would refuse unstreamed; with that rule out of the way (as for an SDK
+    whose rule typedagent does not know yet), the SDK's refusal shows.
+    """
+    monkeypatch.setattr("typedagent._model_call.must_stream", lambda resource, params: False)
     sent: list[httpx2.Request] = []
     client = sdk_client(lambda request: sent.append(request) or httpx2.Response(500))
     result = await execute_agent(agent(max_tokens=400_000), "go", client=client)

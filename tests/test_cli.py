@@ -200,7 +200,9 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == review.REVIEW.model_dump()
-    events = [json.loads(line) for line in done.stderr.splitlines()]
+    every = [json.loads(line) for line in done.stderr.splitlines()]
+    streamed = {"text_delta", "thinking_delta", "tool_input_delta", "partial_output"}
+    events = [e for e in every if e["event"] not in streamed]
     assert [(e["event"], e.get("name")) for e in events] == [
         ("start", None),
         ("attempt_start", None),
@@ -246,6 +248,42 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
         "total": 5476,
     }
     assert api.requests[0]["system"].startswith("You review pull requests for acme/payments.")
+
+
+def test_cli_run_json_events_streams_the_output_being_written(api: FakeAnthropicServer) -> None:
+    """`run --json-events` streams the calls: the output tool's input arrives as partial outputs, in order."""
+    review = _example("code_review")
+    api.add(*_script("code_review"))
+    done = cli(
+        "run",
+        "examples/code_review.py:agent",
+        review.PROMPT,
+        "--deps-json",
+        "@examples/code_review_deps.json",
+        "--json-events",
+        env=_live(api),
+    )
+    assert done.returncode == 0, done.stderr
+    assert all(request["stream"] is True for request in api.requests)
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    partials = [e for e in events if e["event"] == "partial_output"]
+    assert len(partials) > 3
+    assert partials[-1]["partial"] == review.REVIEW.model_dump(mode="json")
+    assert all(e["attempt"] == 1 and e["iteration"] == 3 for e in partials)
+    pieces = [e for e in events if e["event"] == "tool_input_delta" and e["name"] == "read_diff"]
+    assert pieces
+    assert events.index(partials[-1]) < next(
+        i for i, e in enumerate(events) if e["event"] == "tool_call" and e["name"] == "submit_review"
+    )
+    texts = "".join(e["text"] for e in events if e["event"] == "text_delta")
+    model_texts = "".join(
+        block["text"]
+        for e in events
+        if e["event"] == "model_response"
+        for block in e["content"]
+        if block["type"] == "text"
+    )
+    assert texts == model_texts
 
 
 def test_cli_run_scripted_runs_an_example_offline_with_no_key() -> None:

@@ -196,13 +196,13 @@ def test_run_max_attempts_keeps_the_rest_and_prints_any_output_type(
 ) -> None:
     """`--max-attempts` goes through with_options (the rest of the config stays); a list output prints as JSON."""
     seen: list[Any] = []
-    original = _run.execute_agent
+    original = _run.stream_agent
 
-    async def spy(agent: Any, prompt: Any, **kwargs: Any) -> Any:
+    def spy(agent: Any, prompt: Any, **kwargs: Any) -> Any:
         seen.append(agent.validation)
-        return await original(agent, prompt, **kwargs)
+        return original(agent, prompt, **kwargs)
 
-    monkeypatch.setattr(_run, "execute_agent", spy)
+    monkeypatch.setattr(_run, "stream_agent", spy)
     path = _module(tmp_path, LIST_AGENT_SOURCE, name="list_agent_under_test")
     assert cli("run", f"{path}:agent", "hi", "--scripted", "--max-attempts", "2") == 0
     assert [(v.max_attempts, v.max_iterations_per_attempt, v.force_output_on_last_iteration) for v in seen] == [
@@ -219,13 +219,13 @@ def test_run_max_attempts_keeps_the_rest_and_prints_any_output_type(
 def test_run_max_attempts_and_assertion_errors(cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--max-attempts` replaces the agent's limit; a test double that disagrees with the run exits 1."""
     seen: list[int] = []
-    original = _run.execute_agent
+    original = _run.stream_agent
 
-    async def spy(agent: Any, prompt: Any, **kwargs: Any) -> Any:
+    def spy(agent: Any, prompt: Any, **kwargs: Any) -> Any:
         seen.append(agent.validation.max_attempts)
-        return await original(agent, prompt, **kwargs)
+        return original(agent, prompt, **kwargs)
 
-    monkeypatch.setattr(_run, "execute_agent", spy)
+    monkeypatch.setattr(_run, "stream_agent", spy)
     monkeypatch.setattr(_run, "_client", lambda args: (ScriptedClient([]), "scripted"))
     path = _module(tmp_path, AGENT_SOURCE)
     assert cli("run", f"{path}:agent", "hi", "--max-attempts", "7") == 1
@@ -625,7 +625,15 @@ def test_run_failure_with_json_events_ends_with_the_error_event(
     assert cli("run", f"{path}:agent", "hi", "--max-attempts", "1", "--json-events") == 1
     assert cli.out.getvalue() == ""
     events = [json.loads(line) for line in cli.err.getvalue().splitlines()]
-    assert [e["event"] for e in events] == ["start", "attempt_start", "model_response", "validation_failure", "end"]
+    assert [e["event"] for e in events] == [
+        "start",
+        "attempt_start",
+        "text_delta",
+        "model_response",
+        "validation_failure",
+        "end",
+    ]
+    assert events[2]["text"] == "I'd rather chat."
     assert (events[-1]["ok"], events[-1]["error"]["code"]) == (False, "INVALID_RESPONSE")
 
 

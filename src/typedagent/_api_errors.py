@@ -153,6 +153,8 @@ _ADVICE: Final = {
 
 
 def _advice(status: int | None, error_type: str) -> str:
+    if status == 200:  # an error event in a response stream that had started: the SDK does not retry those
+        return "The API failed the response while it streamed (the client does not retry a started stream); run again."
     if status in (401, 403):
         return "Check ANTHROPIC_API_KEY (or the client's credentials) and the key's permissions."
     if status == 404:

@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from typing_extensions import TypeVar
 
@@ -22,6 +22,7 @@ __all__ = [
     "Callback",
     "ExecuteCallbacks",
     "ExecutionState",
+    "HookObserver",
     "Hooks",
     "ModelResponse",
     "ToolCall",
@@ -158,6 +159,14 @@ class ExecuteCallbacks:
     """When an attempt ends without a valid output and feedback goes to the model."""
 
 
+class HookObserver(Protocol):
+    """Sees every hook event of an execution before its callbacks (``stream_agent``'s tap); it must not raise."""
+
+    def hook_event(self, event: object) -> None:
+        """Called with the event itself, not a copy: copy what is kept."""
+        ...
+
+
 class Hooks:
     """Dispatches an execution's events to its ``ExecuteCallbacks``, one typed method per hook.
 
@@ -166,35 +175,51 @@ class Hooks:
     response, a tool input, a candidate): nothing it does to the event can change the run.
     """
 
-    __slots__ = ("callbacks", "errors", "snapshot")
+    __slots__ = ("callbacks", "errors", "observer", "snapshot")
 
-    def __init__(self, callbacks: ExecuteCallbacks | None, snapshot: Callable[[], ExecutionState]) -> None:
+    def __init__(
+        self,
+        callbacks: ExecuteCallbacks | None,
+        snapshot: Callable[[], ExecutionState],
+        observer: HookObserver | None = None,
+    ) -> None:
         self.callbacks = callbacks
         self.snapshot = snapshot
+        self.observer = observer
         self.errors: list[CallbackError] = []
 
     async def attempt_start(self, event: AttemptStart) -> None:
         """``on_attempt_start``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_attempt_start", self.callbacks.on_attempt_start, event)
 
     async def model_response(self, event: ModelResponse) -> None:
         """``on_model_response``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_model_response", self.callbacks.on_model_response, event)
 
     async def tool_call(self, event: ToolCall) -> None:
         """``on_tool_call``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_tool_call", self.callbacks.on_tool_call, event)
 
     async def tool_result(self, event: ToolResult) -> None:
         """``on_tool_result``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_tool_result", self.callbacks.on_tool_result, event)
 
     async def validation_failure(self, event: ValidationFailure) -> None:
         """``on_validation_failure``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_validation_failure", self.callbacks.on_validation_failure, event)
 

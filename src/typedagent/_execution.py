@@ -16,6 +16,7 @@ from ._errors import AgentError, Phase
 from ._limits import ExecutionLimits, Guard, Interrupted
 from ._pricing import ModelPrice, price_for, response_cost
 from ._results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMetadata, TokenUsage
+from ._stream_tap import StreamTap, claim_tap
 from ._tracing import attempt_ended
 
 if TYPE_CHECKING:
@@ -62,9 +63,12 @@ class Execution:
     """The estimated cost of the responses so far (0 when the model has no price)."""
     response_model: str | None = None
     """The model the last response named."""
+    observer: StreamTap[Any] | None = field(init=False)
+    """The tap of the ``stream_agent`` call running this execution: its model calls stream, its events go there."""
 
     def __post_init__(self) -> None:
-        self.hooks = Hooks(self.callbacks, self.state)
+        self.observer = claim_tap(lambda: (self.attempt.number, self.attempt.iteration))
+        self.hooks = Hooks(self.callbacks, self.state, self.observer)
         self.price = price_for(self.agent.model)
 
     def start_attempt(self, number: int) -> Attempt:

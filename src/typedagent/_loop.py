@@ -82,7 +82,9 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
             return stop
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
-        response = await traced_model_call(execution, sent, call_model(execution.client, sent, execution.guard))
+        response = await traced_model_call(
+            execution, sent, call_model(execution.client, sent, execution.guard, execution.observer)
+        )
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):

@@ -10,6 +10,7 @@ from ._client import MessagesClient, configuration_failure, sends_through_the_sd
 from ._limits import Guard, Interrupted
 from ._response import MalformedResponse, check_response, readable_usage
 from ._secrets import credentials, scrub
+from ._stream_call import StreamObserver, must_stream, read_stream
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -20,7 +21,9 @@ ModelCallFailure: TypeAlias = Interrupted | ApiFailure
 """Why a model call produced no response: interrupted (abort, deadline), or the client failed."""
 
 
-async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guard) -> Message | ModelCallFailure:
+async def call_model(
+    client: MessagesClient, params: dict[str, Any], guard: Guard, observer: StreamObserver | None = None
+) -> Message | ModelCallFailure:
     """Make one Messages API call and return the response, or the failure.
 
     A request with beta parameters goes through ``client.beta.messages`` (``_beta``). The client's
@@ -32,6 +35,9 @@ async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guar
     ``messages.create``, before it returns anything to await and so before anything can have been sent, is
     a programming error and propagates: a keyword the client does not take, or a test double whose script
     disagrees with the run.
+
+    The call streams (``_stream_call``) when ``observer`` watches its events, and when the SDK would refuse it
+    unstreamed (a ``max_tokens`` that could take more than 10 minutes); the response is the same either way.
     """
     unusable = configuration_failure(client)
     if unusable is not None:
@@ -43,7 +49,10 @@ async def call_model(client: MessagesClient, params: dict[str, Any], guard: Guar
         resource, params = beta_messages(client), beta_request(params)
     else:
         resource = client.messages
-    call = resource.create(**params)
+    if observer is not None or must_stream(resource, params):
+        call: Any = read_stream(resource.create(**params, stream=True), observer, beta=beta)
+    else:
+        call = resource.create(**params)
     try:
         response = await guard.run(call)
     except Interrupted as interruption:

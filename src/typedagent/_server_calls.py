@@ -31,7 +31,8 @@ async def report_server_calls(execution: Execution, response: Any) -> None:
     conversation holds both, merged, by now).
     """
     callbacks = execution.callbacks
-    if callbacks is None or (callbacks.on_tool_call is None and callbacks.on_tool_result is None):
+    unwatched = callbacks is None or (callbacks.on_tool_call is None and callbacks.on_tool_result is None)
+    if unwatched and execution.observer is None:
         return
     calls = _calls(execution.conversation.messages)
     for block in (block_param(block) for block in response.content):

@@ -22,6 +22,7 @@ from typedagent.testing import (
     dropped_connection,
     malformed_body,
     output_call,
+    stream_error,
     tool_call,
 )
 
@@ -173,13 +174,14 @@ async def test_fake_server_script_exhausted_fails_on_exit() -> None:
     assert server.requests_served == 2
 
 
-async def test_fake_server_unknown_tool_and_streaming_are_problems() -> None:
-    """Unknown tools and streaming requests are listed in ``problems`` (no raise when not strict)."""
-    async with FakeAnthropicServer([tool_call("nope"), "x"], strict=False) as server, server.client() as client:
+async def test_fake_server_unknown_tool_and_unstreamed_stream_fault_are_problems() -> None:
+    """Unknown tools and a stream fault served to a plain request are listed in ``problems`` (not strict)."""
+    script = [tool_call("nope"), stream_error("x")]
+    async with FakeAnthropicServer(script, strict=False) as server, server.client() as client:
         with pytest.raises(anthropic.BadRequestError, match="calls tool 'nope'"):
             await client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
-        with pytest.raises(anthropic.BadRequestError, match="asks for streaming"):
-            await client.messages.create(model="m", max_tokens=5, messages=[], stream=True)
+        with pytest.raises(anthropic.BadRequestError, match="not streamed, but its script item is a stream fault"):
+            await client.messages.create(model="m", max_tokens=5, messages=[])
     assert len(server.problems) == 2
     assert server.problems[0].startswith("FakeAnthropicServer: response 1, block 1 calls tool 'nope', but the request")
 

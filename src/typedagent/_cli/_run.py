@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TextIO
@@ -16,9 +17,13 @@ import pydantic
 from .._arguments import MISSING
 from .._callbacks import ExecuteCallbacks
 from .._definition import AgentDefinition
+from .._limits import AbortEvent
 from .._loop import execute_agent
 from .._results import ExecuteFailure, ExecuteResult
+from .._stream_agent import stream_agent
+from .._stream_events import AgentStreamEvent
 from .._sync import run_blocking
+from ._live import LiveView
 from ._load import ImportFailed, Target, UsageError, load_agent
 from ._progress import Progress
 
@@ -98,7 +103,9 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
     progress = Progress(stderr, json_events=args.json_events)
     progress.start(agent, label=target.label, mode=mode)
     try:
-        result, interrupted = execute(agent, prompt, deps=deps, client=client, callbacks=progress.callbacks())
+        result, interrupted = execute(
+            agent, prompt, deps=deps, client=client, callbacks=progress.callbacks(), on_event=LiveView(progress)
+        )
     except AssertionError as exc:
         # A replay cassette (or another test double) disagreeing with the run: report it, don't crash.
         progress.lines.close()
@@ -114,24 +121,31 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
 
 
 def execute(
-    agent: AgentDefinition[Any, Any], prompt: str, *, deps: Any, client: Any, callbacks: ExecuteCallbacks
+    agent: AgentDefinition[Any, Any],
+    prompt: str,
+    *,
+    deps: Any,
+    client: Any,
+    callbacks: ExecuteCallbacks,
+    on_event: Callable[[AgentStreamEvent[Any]], None] | None = None,
 ) -> tuple[ExecuteResult[Any], bool]:
     """Run one execution on a worker thread; returns the result and whether Ctrl-C cancelled it.
 
     The main thread only waits, so Ctrl-C reaches it at once: it sets the execution's abort event, and
     the run ends as ``EXECUTION_CANCELLED`` (tokens so far included) within 100 ms instead of dying
-    mid-call. A second Ctrl-C while that happens gives up waiting.
+    mid-call. A second Ctrl-C while that happens gives up waiting. With ``on_event`` the execution
+    streams (``stream_agent``) and each of its events goes there as it happens.
     """
     abort = threading.Event()
     future: Future[ExecuteResult[Any]] = Future()
 
     def work() -> None:
         try:
-            future.set_result(
-                run_blocking(
-                    execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort)
-                )
-            )
+            if on_event is None:
+                main = execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort)
+            else:
+                main = _streamed(agent, prompt, deps, client, callbacks, abort, on_event)
+            future.set_result(run_blocking(main))
         except BaseException as exc:
             future.set_exception(exc)
 
@@ -143,6 +157,21 @@ def execute(
     except KeyboardInterrupt:
         abort.set()
         return future.result(), True
+
+
+async def _streamed(
+    agent: AgentDefinition[Any, Any],
+    prompt: str,
+    deps: Any,
+    client: Any,
+    callbacks: ExecuteCallbacks,
+    abort: AbortEvent,
+    on_event: Callable[[AgentStreamEvent[Any]], None],
+) -> ExecuteResult[Any]:
+    async with stream_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort) as run:
+        async for event in run:
+            on_event(event)
+    return run.result
 
 
 def output_json(agent: AgentDefinition[Any, Any], output: object) -> str:

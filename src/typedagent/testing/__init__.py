@@ -73,6 +73,7 @@ from ._server_items import (
     web_search_result,
 )
 from ._strategies import outputs
+from ._stream_script import ScriptedStream, StreamFault, stream_dropped, stream_error, stream_stalled
 
 __all__ = [
     "ApiErrorSpec",
@@ -95,7 +96,9 @@ __all__ = [
     "ScriptStep",
     "ScriptedClient",
     "ScriptedResponse",
+    "ScriptedStream",
     "ServerRateLimits",
+    "StreamFault",
     "api_error",
     "assert_valid_conversation",
     "code_execution_call",
@@ -119,6 +122,9 @@ __all__ = [
     "script_to_json",
     "server_tool_call",
     "server_tool_result",
+    "stream_dropped",
+    "stream_error",
+    "stream_stalled",
     "submit_call",
     "text",
     "thinking",

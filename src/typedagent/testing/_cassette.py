@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from ._conversation import to_plain
 from ._items import ApiErrorSpec
 from ._scripted import _InProcessClient
+from ._stream_script import RecordedStream
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -160,24 +161,32 @@ class RecordingClient:
                 "has no beta.messages to send them through: wrap an AsyncAnthropic (or a testing client)."
             )
         call = resource.create(**params)
-        return self._record(params, call)
+        return self._record(params, call, beta=beta)
 
-    async def _record(self, params: dict[str, Any], call: Awaitable[Message]) -> Message:
+    async def _record(self, params: dict[str, Any], call: Awaitable[Message], *, beta: bool = False) -> Message:
         entry: dict[str, Any] = {"request": redact(params, self._secrets)}
         self.entries.append(entry)
         try:
             message = await call
         except Exception as exc:
+            self._finish(entry, None, exc)
+            raise
+        if params.get("stream"):
+            # The response is recorded whole once it has streamed in; the replay streams it again.
+            return cast("Message", RecordedStream(message, lambda data, exc: self._finish(entry, data, exc), beta=beta))
+        self._finish(entry, message, None)
+        return message
+
+    def _finish(self, entry: dict[str, Any], response: object, exc: Exception | None) -> None:
+        if exc is not None:
             error = _error_entry(exc)
             if error is None:
                 self.entries.remove(entry)
-                raise
+                return
             entry["error"] = redact(error, self._secrets)
-            self.save()
-            raise
-        entry["response"] = redact(message, self._secrets)
+        else:
+            entry["response"] = redact(response, self._secrets)
         self.save()
-        return message
 
     def save(self) -> None:
         """Write the cassette (done after every call)."""
@@ -238,7 +247,9 @@ class ReplayClient(_InProcessClient):
             )
 
     def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
-        actual = redact(request)
+        # Streaming is how the answer travels, not what is asked: a call recorded streamed replays unstreamed
+        # and the other way round.
+        actual = _unstreamed(redact(request))
         unused = [index for index, used in enumerate(self._used) if not used]
         if not unused:
             raise CassetteError(
@@ -247,11 +258,11 @@ class ReplayClient(_InProcessClient):
                 "re-record if intended."
             )
         for index in unused:
-            if not _differences(self.calls[index]["request"], actual, "", self.ignore):
+            if not _differences(_unstreamed(self.calls[index]["request"]), actual, "", self.ignore):
                 break
         else:
             index = unused[0]
-            differences = _differences(self.calls[index]["request"], actual, "", self.ignore)
+            differences = _differences(_unstreamed(self.calls[index]["request"]), actual, "", self.ignore)
             listing = "\n".join(f"  {line}" for line in differences[:_MAX_DIFFERENCES])
             more = len(differences) - _MAX_DIFFERENCES
             raise CassetteError(
@@ -272,6 +283,13 @@ class ReplayClient(_InProcessClient):
             )
             return self._serve_item(recorded, request, call)
         return self._serve_item(entry["response"], request, call)
+
+
+def _unstreamed(request: Any) -> Any:
+    if not isinstance(request, dict):
+        return request
+    fields = cast("dict[str, Any]", request)
+    return {key: value for key, value in fields.items() if key != "stream"}
 
 
 def _differences(expected: object, actual: object, path: str, ignore: frozenset[str]) -> list[str]:

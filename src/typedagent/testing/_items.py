@@ -509,6 +509,11 @@ def _item_to_json(item: ScriptItem) -> Any:
         return {"kind": "delay", "seconds": item.seconds, "item": _item_to_json(item.item)}
     if isinstance(item, MalformedBody):
         return {"kind": "malformed", "body": item.body, "status": item.status}
+    from ._stream_script import StreamFault  # it builds on this module
+
+    if isinstance(item, StreamFault):
+        fault = {"fault": item.fault, "after": item.after, "error_type": item.error_type}
+        return {"kind": "stream_fault", **fault, "item": _item_to_json(item.item)}
     scripted = as_response(item)
     blocks: list[dict[str, Any]] = []
     for block in scripted.blocks:
@@ -548,6 +553,11 @@ def _item_from_json(value: object) -> ScriptItem:
         return Delayed(seconds=float(entry["seconds"]), item=_item_from_json(entry["item"]))
     if kind == "malformed":
         return MalformedBody(body=entry["body"], status=entry.get("status", 200))
+    if kind == "stream_fault":
+        from ._stream_script import StreamFault
+
+        item = _item_from_json(entry["item"])
+        return StreamFault(item=item, after=int(entry["after"]), fault=entry["fault"], error_type=entry["error_type"])
     if kind == "response":
         blocks: list[Block] = []
         raw: dict[str, Any]
@@ -568,5 +578,5 @@ def _item_from_json(value: object) -> ScriptItem:
         )
     raise ValueError(
         f"script entry {value!r} is not a script item: expected a string or an object whose 'kind' is "
-        "'response', 'error', 'delay' or 'malformed' (see script_to_json)."
+        "'response', 'error', 'delay', 'malformed' or 'stream_fault' (see script_to_json)."
     )

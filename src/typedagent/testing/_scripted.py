@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import pydantic
 
 from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
+from ._stream_script import ScriptedStream, StreamFault, message_events, recorded_message
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -33,11 +34,12 @@ class _Messages:
         self._client = client
         self._beta = beta
 
-    def create(self, **params: Any) -> Coroutine[Any, Any, Message]:
+    def create(self, **params: Any) -> Coroutine[Any, Any, Any]:
         """Record the request and check it against the script now; the answer comes when the call is awaited.
 
         A script that cannot answer raises ``ScriptError`` here, as the call is made: ``execute_agent`` lets
-        exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails.
+        exceptions raised by calling ``create`` through (nothing can have been sent), so the test fails. With
+        ``stream=True`` the answer is a ``ScriptedStream`` of the response's events, as the API streams them.
         """
         request, call = self._client._record(params, beta=self._beta)
         return self._client._respond(request, call)
@@ -85,9 +87,24 @@ class _InProcessClient:
     ) -> Coroutine[Any, Any, Message]:
         """Render ``item`` now, so a script that cannot answer fails as the call is made; deliver it when awaited."""
         pause = 0.0
-        while isinstance(item, Delayed):
-            pause += item.seconds
+        fault: StreamFault | None = None
+        while isinstance(item, Delayed | StreamFault):
+            if isinstance(item, StreamFault):
+                fault = item
+            else:
+                pause += item.seconds
             item = item.item
+        streamed = bool(request.get("stream"))
+        if fault is not None and not streamed:
+            raise ScriptError(f"{self._source}: request {call} is not streamed, but its script item is a stream fault.")
+        if streamed and isinstance(item, MalformedBody):
+            recorded = recorded_message(item.body) if item.status == 200 else None
+            if recorded is None:
+                raise ScriptError(
+                    f"{self._source}: request {call} is streamed, and a malformed body that is not a message's JSON "
+                    "cannot be streamed: script it for a request that is not streamed."
+                )
+            item = recorded
         if isinstance(item, ScriptStep | str) and not isinstance(item, ApiErrorSpec | MalformedBody):
             item = render_message(
                 item,
@@ -97,6 +114,8 @@ class _InProcessClient:
                 new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
                 source=self._source,
             )
+        if streamed and not isinstance(item, MalformedBody):
+            return _deliver_stream(pause, item, fault, beta=call in self._beta_calls)
         return _deliver(pause, item, beta=call in self._beta_calls)
 
 
@@ -118,6 +137,24 @@ async def _deliver(
     if isinstance(item, MalformedBody):
         return _parse_malformed(item, beta=beta)
     return build_message(item, beta=beta)
+
+
+async def _deliver_stream(
+    pause: float,
+    item: Message | ApiErrorSpec | Mapping[str, Any],
+    fault: StreamFault | None,
+    *,
+    beta: bool = False,
+) -> Any:
+    """A streamed answer: the SDK raises an API error before the stream starts, else the events stream."""
+    from anthropic import BaseModel
+
+    if pause:
+        await asyncio.sleep(pause)
+    if isinstance(item, ApiErrorSpec):
+        raise item.to_exception()
+    data = item.to_dict() if isinstance(item, BaseModel) else item
+    return ScriptedStream(message_events(data), fault, beta=beta)
 
 
 def build_message(data: Mapping[str, Any], *, beta: bool = False) -> Message:
@@ -230,5 +267,7 @@ def _answer(
     from anthropic.types import Message
 
     if isinstance(answer, Message):
+        if request.get("stream"):
+            return _deliver_stream(0.0, answer, None, beta=call in client._beta_calls)
         return _deliver(0.0, answer)
     return client._serve_item(answer, request, call)

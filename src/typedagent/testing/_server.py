@@ -28,6 +28,8 @@ from ._items import (
 )
 from ._ratelimit import RateLimitBuckets, ServerRateLimits, output_tokens
 from ._server_batches import FakeBatches
+from ._server_stream import SseReply, sse_reply
+from ._stream_script import StreamFault, recorded_message
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -44,6 +46,8 @@ class _Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     action: Literal["send", "drop", "hang"] = "send"
+    stream: SseReply | None = None
+    """A streamed answer, sent instead of ``body``."""
 
     def encode(self, keep_alive: bool) -> bytes:
         reason = _REASONS.get(self.status) or (HTTPStatus(self.status).phrase if self.status in _KNOWN else "Unknown")
@@ -77,7 +81,7 @@ def sdk_client(base_url: str, *, keep_alive: bool, **kwargs: Any) -> AsyncAnthro
 
 
 def _answers(item: ScriptItem) -> bool:
-    while isinstance(item, Delayed):
+    while isinstance(item, Delayed | StreamFault):
         item = item.item
     return isinstance(item, ScriptedResponse | Block | str)
 
@@ -305,6 +309,12 @@ class FakeAnthropicServer:
                     await reader.read()  # answer nothing until the client gives up and closes
                     return
                 keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+                if reply.stream is not None:
+                    if not await reply.stream.write(writer, keep_alive, reply.headers) or not keep_alive:
+                        if reply.stream.fault == "stall":
+                            await reader.read()  # silence until the client gives up and closes
+                        return
+                    continue
                 writer.write(reply.encode(keep_alive))
                 await writer.drain()
                 if not keep_alive:
@@ -346,8 +356,6 @@ class FakeAnthropicServer:
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
         try:
-            if params.get("stream"):
-                raise ScriptError(f"{_SOURCE}: request {call} asks for streaming, which this server does not do.")
             return await self._render(self._pick(params, headers, call), params, call)
         except ScriptError as exc:
             self.problems.append(str(exc))
@@ -360,8 +368,6 @@ class FakeAnthropicServer:
         """Admit the request at arrival, as the API does, then answer it (or refuse it with a 429) after the latency."""
         request_id = f"req_fake_{call:06d}"
         try:
-            if params.get("stream"):
-                raise ScriptError(f"{_SOURCE}: request {call} asks for streaming, which this server does not do.")
             item = self._pick(params, headers, call)
         except ScriptError as exc:
             self.problems.append(str(exc))
@@ -424,9 +430,15 @@ class FakeAnthropicServer:
         return self._steps
 
     async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> _Reply:
-        while isinstance(item, Delayed):
-            await asyncio.sleep(item.seconds)
+        fault: StreamFault | None = None
+        while isinstance(item, Delayed | StreamFault):
+            if isinstance(item, StreamFault):
+                fault = item
+            else:
+                await asyncio.sleep(item.seconds)
             item = item.item
+        if fault is not None and not params.get("stream"):
+            raise ScriptError(f"{_SOURCE}: request {call} is not streamed, but its script item is a stream fault.")
         request_id = f"req_fake_{call:06d}"
         if isinstance(item, ApiErrorSpec):
             if item.status == "connection":
@@ -436,6 +448,9 @@ class FakeAnthropicServer:
             headers = {"request-id": item.request_id or request_id, **item.headers}
             return _json_reply(item.status, error_body(item.resolved_type, item.message), headers)
         if isinstance(item, MalformedBody):
+            recorded = recorded_message(item.body) if params.get("stream") and item.status == 200 else None
+            if recorded is not None:
+                return _Reply(stream=sse_reply(recorded, fault, request_id))
             return _Reply(status=item.status, body=item.body.encode(), headers={"request-id": request_id})
         message = render_message(
             item,
@@ -445,6 +460,8 @@ class FakeAnthropicServer:
             new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
             source=_SOURCE,
         )
+        if params.get("stream"):
+            return _Reply(stream=sse_reply(message, fault, request_id))
         return _json_reply(200, message, {"request-id": request_id})
 
 

@@ -1,0 +1,97 @@
+"""Type-checked, never run: ``stream_agent`` events narrow by ``match`` and by ``kind``; partials know the fields.
+
+Every line ending in ``# type: ignore[...]`` must stay an error for mypy (``warn_unused_ignores``),
+every ``# pyright: ignore[...]`` one for basedpyright (``reportUnnecessaryTypeIgnoreComment``).
+"""
+
+from typing import Any, assert_type
+
+from pydantic import BaseModel
+
+from typedagent import (
+    AgentStreamEvent,
+    AttemptStarted,
+    ExecuteResult,
+    Finished,
+    OutputTool,
+    PartialOutput,
+    ReflectionPreview,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolInputDelta,
+    ValidationFailed,
+    define_agent,
+    stream_agent,
+    stream_agent_sync,
+)
+
+
+class Triage(BaseModel):
+    severity: int
+    summary: str
+
+
+agent = define_agent(name="triage", model="claude-sonnet-4-6", output=OutputTool(Triage))
+
+
+def describe(event: AgentStreamEvent[Triage]) -> str:
+    match event:
+        case PartialOutput(partial=partial):
+            assert_type(event, PartialOutput[Triage])
+            assert_type(partial, Triage | None)
+            return "" if partial is None else partial.summary
+        case TextDelta(text=text):
+            assert_type(text, str)
+            return text
+        case ThinkingDelta(thinking=thinking):
+            return thinking
+        case ToolInputDelta(partial_json=piece):
+            return piece
+        case ToolCallStarted(name=name, input=tool_input):
+            assert_type(tool_input, dict[str, Any])
+            return name
+        case ToolCallFinished(result=result, duration_ms=duration):
+            assert_type(duration, float)
+            return result
+        case ValidationFailed(problems=problems):
+            assert_type(problems, tuple[str, ...])
+            return "; ".join(problems)
+        case ReflectionPreview(preview=preview):
+            return preview
+        case AttemptStarted(attempt=attempt):
+            return str(attempt)
+        case Finished(result=result):
+            assert_type(result, ExecuteResult[Triage])
+            return "done"
+
+
+def by_kind(event: AgentStreamEvent[Triage]) -> None:
+    if event.kind == "partial_output":
+        assert_type(event, PartialOutput[Triage])
+    elif event.kind == "finished":
+        assert_type(event, Finished[Triage])
+    elif event.kind == "text_delta":
+        assert_type(event, TextDelta)
+        print(event.thinking)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+
+
+async def consume() -> None:
+    async with stream_agent(agent, "Ticket: VPN drops") as run:
+        async for event in run:
+            assert_type(event, AgentStreamEvent[Triage])
+        assert_type(run.result, ExecuteResult[Triage])
+        if run.result.ok is True:
+            assert_type(run.result.output, Triage)
+
+
+def consume_sync() -> None:
+    with stream_agent_sync(agent, "Ticket: VPN drops") as run:
+        for event in run:
+            if isinstance(event, PartialOutput) and event.partial is not None:
+                assert_type(event.partial.severity, int)
+        assert_type(run.result, ExecuteResult[Triage])
+
+
+stream_agent(agent, "x", deps=3)  # type: ignore[misc]  # pyright: ignore[reportCallIssue, reportArgumentType]
