@@ -275,3 +275,13 @@ def test_batch_client_a_canceled_batch_is_submitted_again() -> None:
     first, second = server.batches.batches.values()
     assert first.counts == {"canceled": 2}
     assert second.counts == {"succeeded": 2}
+
+
+def test_batch_client_large_max_tokens_goes_in_a_batch_unstreamed() -> None:
+    """A max_tokens that online would stream is sent as a plain batch request: batches have no streaming."""
+    with FakeAnthropicServer(SCENARIO, per_conversation=True) as server:
+        batched = execute_many_sync(geo_agent(max_tokens=64_000), PROMPTS[:2], client=server.client(), transport=FAST)
+        assert all(result.result.ok for result in batched)
+        assert server.batches.created == 2
+        assert server.batches.submitted == 4
+        assert all(request.get("max_tokens") == 64_000 and "stream" not in request for request in server.requests)

@@ -25,6 +25,7 @@ from typedagent import (
     execute_agent_sync,
     execute_many,
     instrument,
+    stream_agent,
     tool,
 )
 from typedagent._tracing import Settings, swap_settings
@@ -288,6 +289,25 @@ async def test_tracing_sdk_client_span_once_and_nested(
     assert all("gen_ai.input.messages" in dict(call.attributes or {}) for call in calls)
     assert secret not in repr([dict(span.attributes or {}) for span in spans])
     assert client.open_telemetry["traces"]["content_mode"] == "metadata_only"
+
+
+async def test_tracing_streamed_sdk_call_traced_once_and_nested(
+    fake_anthropic_server: FakeAnthropicServer, content_spans: InMemorySpanExporter
+) -> None:
+    """A streamed call through the SDK client is traced once, by the SDK's own span, nested under the execution."""
+    fake_anthropic_server.add(response(tool_call("lookup", {"query": "x"})), response(output_call(GOOD)))
+    client = fake_anthropic_server.client()
+    async with stream_agent(triage_agent(helpers=[lookup]), "Ticket", client=client) as run:
+        kinds = [event.kind async for event in run]
+    assert run.result.ok is True
+    assert "partial_output" in kinds
+    spans = content_spans.get_finished_spans()
+    agent = _one(spans, "invoke_agent")
+    calls = _named(spans, "anthropic.messages.create")
+    assert _named(spans, "chat ") == []
+    assert len(calls) == 2
+    assert all(_parent_id(call) == _span_id(agent) for call in calls)
+    assert all(dict(call.attributes or {}).get("gen_ai.usage.output_tokens") for call in calls)
 
 
 async def test_tracing_content_never_holds_the_api_key(
