@@ -39,8 +39,10 @@ def _generic_frozen_dataclasses() -> list[type]:
     import dataclasses
     import inspect
 
+    import typedagent.ray
+
     found: list[type] = []
-    for module in (typedagent, typedagent.testing, typedagent.evals):
+    for module in (typedagent, typedagent.testing, typedagent.evals, typedagent.ray):
         for name in module.__all__:
             value = getattr(module, name)
             if inspect.isclass(value) and dataclasses.is_dataclass(value) and getattr(value, "__parameters__", ()):

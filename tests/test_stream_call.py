@@ -185,6 +185,8 @@ async def test_stream_call_dropped_connection_mid_stream_is_a_connection_error(w
     assert result.error.code is AgentErrorCode.API_ERROR
     assert result.error.context.error_type == "connection_error"  # type: ignore[union-attr]
     assert "stream broke" in result.error.message
+    assert "does not retry a started stream" in result.error.message
+    assert "already retried" not in result.error.message
 
 
 @pytest.mark.parametrize("where", ["server", "in_process"])
@@ -298,6 +300,7 @@ async def test_stream_call_stream_cut_short_is_a_wire_error(end: Exception | Non
     assert isinstance(failure, ApiFailure)
     assert failure.error_type == error_type
     assert says in str(failure.cause).lower() or says in repr(failure.cause).lower() or says in str(failure.cause)
+    assert "does not retry a started stream" in failure.advice
     assert client.closed
 
 

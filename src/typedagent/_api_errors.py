@@ -13,7 +13,15 @@ from ._results import TokenUsage
 if TYPE_CHECKING:
     from anthropic import APIResponseValidationError, APIStatusError
 
-__all__ = ["STATUS_TYPES", "ApiFailure", "RefusedWhenCalled", "describe_api_error", "malformed_response", "not_sent"]
+__all__ = [
+    "MID_STREAM",
+    "STATUS_TYPES",
+    "ApiFailure",
+    "RefusedWhenCalled",
+    "describe_api_error",
+    "malformed_response",
+    "not_sent",
+]
 
 
 class RefusedWhenCalled(Exception):
@@ -79,7 +87,8 @@ def describe_api_error(exc: Exception, *, sdk_client: bool) -> ApiFailure:
         error_type = "malformed_response"
     elif sdk_client and not (sdk is not None and isinstance(exc, sdk.APIError)):
         error_type, sent = "request_not_sent", False
-    return ApiFailure(exc, status, error_type, request_id, _advice(status, error_type), sent=sent)
+    advice = _advice(status, error_type, mid_stream=getattr(exc, MID_STREAM, False) is True)
+    return ApiFailure(exc, status, error_type, request_id, advice, sent=sent)
 
 
 def malformed_response(cause: Exception, usage: TokenUsage | None) -> ApiFailure:
@@ -152,7 +161,16 @@ _ADVICE: Final = {
 }
 
 
-def _advice(status: int | None, error_type: str) -> str:
+MID_STREAM: Final = "typedagent_mid_stream"
+"""Marks a connection error or timeout of a response stream that had started: the SDK does not retry those."""
+
+
+def _advice(status: int | None, error_type: str, *, mid_stream: bool = False) -> str:
+    if mid_stream:
+        return (
+            "The connection failed while the response streamed, and the client does not retry a started stream: "
+            "check network access to the API and any proxy in between, then run again."
+        )
     if status == 200:  # an error event in a response stream that had started: the SDK does not retry those
         return "The API failed the response while it streamed (the client does not retry a started stream); run again."
     if status in (401, 403):

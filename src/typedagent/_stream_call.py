@@ -8,6 +8,8 @@ import sys
 from collections.abc import AsyncIterable, Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from ._api_errors import MID_STREAM
+
 if TYPE_CHECKING:
     from anthropic.types import Message, RawMessageStreamEvent
 
@@ -119,9 +121,13 @@ def _wire_error(exc: Exception | None, stream: object) -> Exception:
     request = getattr(response, "request", None)
     if not isinstance(request, httpx2.Request):
         request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    error: anthropic.APIConnectionError
     if isinstance(exc, httpx2.TimeoutException):
-        return anthropic.APITimeoutError(request=request)
-    if exc is None or isinstance(exc, httpx2.TransportError):
+        error = anthropic.APITimeoutError(request=request)
+    elif exc is None or isinstance(exc, httpx2.TransportError):
         what = "ended before message_stop" if exc is None else f"broke ({type(exc).__name__}: {exc})"
-        return anthropic.APIConnectionError(message=f"The response stream {what}.", request=request)
-    return exc
+        error = anthropic.APIConnectionError(message=f"The response stream {what}.", request=request)
+    else:
+        return exc
+    setattr(error, MID_STREAM, True)
+    return error

@@ -8,6 +8,7 @@ from typing import Any, Generic, Literal, TypeAlias
 from typing_extensions import TypeVar
 
 from ._callbacks import ToolKind
+from ._generics import subscriptable
 from ._results import AttemptOutcome, ExecuteResult
 
 __all__ = [
@@ -110,6 +111,7 @@ class ToolCallFinished(StreamEvent):
     kind: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PartialOutput(StreamEvent, Generic[OutputT]):
     """The output tool's input so far, while the model writes it: fields arrive one after the other.
@@ -154,6 +156,7 @@ class ReflectionPreview(StreamEvent):
     kind: Literal["reflection_preview"] = field(default="reflection_preview", init=False)
 
 
+@subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Finished(StreamEvent, Generic[OutputT]):
     """The execution is over: the last event."""
