@@ -285,3 +285,13 @@ def test_batch_client_large_max_tokens_goes_in_a_batch_unstreamed() -> None:
         assert server.batches.created == 2
         assert server.batches.submitted == 4
         assert all(request.get("max_tokens") == 64_000 and "stream" not in request for request in server.requests)
+
+
+def test_batch_client_default_concurrency_puts_every_input_in_each_round() -> None:
+    """With no concurrency given, batch mode runs far more than the online 64 at once: 70 inputs, one batch a round."""
+    prompts = [f"How many people live in city {n}?" for n in range(70)]
+    with FakeAnthropicServer(SCENARIO, per_conversation=True) as server:
+        batched = execute_many_sync(geo_agent(), prompts, client=server.client(), transport=FAST)
+        assert all(result.result.ok for result in batched)
+        assert server.batches.created == 2
+        assert server.batches.submitted == 140

@@ -17,7 +17,7 @@ from ._inputs import RunInput, Source
 from ._limits import AbortEvent, ExecutionLimits
 from ._ratelimit import RateLimits
 from ._scheduler import ManyResult, drive
-from ._transport import Transport, check_transport
+from ._transport import ONLINE_CONCURRENCY, Transport, check_transport, default_concurrency
 
 if TYPE_CHECKING:
     import os
@@ -29,7 +29,7 @@ __all__ = ["ManyResult", "RunInput", "execute_many", "execute_many_sync"]
 OutputT = TypeVar("OutputT", bound=pydantic.BaseModel)
 DepsT = TypeVar("DepsT", default=None)
 
-DEFAULT_CONCURRENCY: Final = 64
+DEFAULT_CONCURRENCY: Final = ONLINE_CONCURRENCY
 _DEFAULT_RATE_LIMITS: Final = RateLimits()
 
 
@@ -47,8 +47,10 @@ def _check_arguments(
         raise TypeError(
             f"inputs must be an iterable or async iterable of prompts or RunInput, got {type(inputs).__name__}."
         )
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise TypeError(f"concurrency must be an int >= 1, got {concurrency!r}.")
+    if concurrency is not None and (
+        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+    ):
+        raise TypeError(f"concurrency must be an int >= 1 (or None for the transport's default), got {concurrency!r}.")
     if rate_limits is not None and not isinstance(rate_limits, RateLimits):
         raise TypeError(f"rate_limits must be a RateLimits or None, got {type(rate_limits).__name__}.")
     if limits is not None and not isinstance(limits, ExecutionLimits):
@@ -66,7 +68,7 @@ def execute_many(
     agent: AgentDefinition[OutputT, None],
     inputs: Iterable[PromptInput] | AsyncIterable[PromptInput],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     client: MessagesClient | None = None,
     rate_limits: RateLimits | None = ...,
     limits: ExecutionLimits | None = None,
@@ -80,7 +82,7 @@ def execute_many(
     agent: AgentDefinition[OutputT, DepsT],
     inputs: Iterable[RunInput[DepsT]] | AsyncIterable[RunInput[DepsT]],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     client: MessagesClient | None = None,
     rate_limits: RateLimits | None = ...,
     limits: ExecutionLimits | None = None,
@@ -93,7 +95,7 @@ def execute_many(
     agent: AgentDefinition[OutputT, Any],
     inputs: Iterable[Any] | AsyncIterable[Any],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     client: MessagesClient | None = None,
     rate_limits: RateLimits | None = _DEFAULT_RATE_LIMITS,
     limits: ExecutionLimits | None = None,
@@ -115,7 +117,8 @@ def execute_many(
     Args:
         agent: The agent, from ``define_agent()``.
         inputs: An iterable or async iterable of prompts, or of ``RunInput`` (for deps and keys).
-        concurrency: Most executions in flight at once.
+        concurrency: Most executions in flight at once; None: 64 online, 10,000 with Message Batches (a batch
+            holds one request of each execution waiting on the model).
         client: Shared by every execution; default ``AsyncAnthropic()`` (closed at the end).
         rate_limits: How the limiter paces the client's calls; None turns pacing and 429 handling off
             (the concurrency cap stays).
@@ -140,7 +143,7 @@ def execute_many(
     return drive(
         agent,
         Source(inputs),
-        concurrency=concurrency,
+        concurrency=default_concurrency(transport) if concurrency is None else concurrency,
         client=client,
         rate_limits=rate_limits,
         limits=limits,
@@ -156,7 +159,7 @@ def execute_many_sync(
     agent: AgentDefinition[OutputT, None],
     inputs: Iterable[PromptInput] | AsyncIterable[PromptInput],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     client: MessagesClient | None = None,
     rate_limits: RateLimits | None = ...,
     limits: ExecutionLimits | None = None,
@@ -170,7 +173,7 @@ def execute_many_sync(
     agent: AgentDefinition[OutputT, DepsT],
     inputs: Iterable[RunInput[DepsT]] | AsyncIterable[RunInput[DepsT]],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     client: MessagesClient | None = None,
     rate_limits: RateLimits | None = ...,
     limits: ExecutionLimits | None = None,
@@ -183,7 +186,7 @@ def execute_many_sync(
     agent: AgentDefinition[OutputT, Any],
     inputs: Iterable[Any] | AsyncIterable[Any],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     client: MessagesClient | None = None,
     rate_limits: RateLimits | None = _DEFAULT_RATE_LIMITS,
     limits: ExecutionLimits | None = None,

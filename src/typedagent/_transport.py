@@ -6,7 +6,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from ._batch_client import BatchingClient
 from ._batch_ledger import BatchLedger, ledger_path
@@ -14,7 +14,19 @@ from ._client import MessagesClient
 from ._errors import AgentDefinitionError
 from ._numbers import is_finite_number
 
-__all__ = ["MessageBatches", "Transport", "batching_client"]
+__all__ = [
+    "BATCH_CONCURRENCY",
+    "ONLINE_CONCURRENCY",
+    "MessageBatches",
+    "Transport",
+    "batching_client",
+    "default_concurrency",
+]
+
+ONLINE_CONCURRENCY: Final = 64
+"""Executions in flight by default when each model call is its own request."""
+BATCH_CONCURRENCY: Final = 10_000
+"""Executions in flight by default with Message Batches: each round's batch holds one request of each."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,6 +68,14 @@ class MessageBatches:
 
 Transport: TypeAlias = Literal["online", "message_batches"] | MessageBatches
 """``"online"`` (each model call is its own request), ``"message_batches"`` or a ``MessageBatches``."""
+
+
+def default_concurrency(transport: object) -> int:
+    """Executions in flight when the caller gives no ``concurrency``: many more with Message Batches.
+
+    A batch holds one request of each execution waiting on the model, and a round takes minutes, not seconds.
+    """
+    return ONLINE_CONCURRENCY if transport == "online" else BATCH_CONCURRENCY
 
 
 def check_transport(transport: object) -> MessageBatches | None:

@@ -35,7 +35,7 @@ from ._limits import AbortEvent, ExecutionLimits, Guard
 from ._many import execute_many
 from ._results import ExecuteFailure
 from ._scheduler import ManyResult
-from ._transport import Transport, check_transport
+from ._transport import Transport, check_transport, default_concurrency
 
 if TYPE_CHECKING:
     from ._client import MessagesClient
@@ -271,7 +271,7 @@ async def execute_many_ray(
     *,
     workers: int = 2,
     shard_size: int = 64,
-    concurrency: int = 64,
+    concurrency: int | None = None,
     client_factory: ClientFactory | None = None,
     limits: ExecutionLimits | None = None,
     journal: str | os.PathLike[str] | None = None,
@@ -293,7 +293,7 @@ async def execute_many_ray(
         inputs: Prompts or ``RunInput`` values, read lazily.
         workers: Ray actors running shards at once.
         shard_size: Inputs per shard (a dead worker's unfinished inputs run again on a new worker).
-        concurrency: Most executions in flight on each worker.
+        concurrency: Most executions in flight on each worker; None: 64 online, 10,000 with Message Batches.
         client_factory: A picklable callable returning the client each worker uses; default
             ``anthropic.AsyncAnthropic()`` (the workers need ``ANTHROPIC_API_KEY``).
         limits: Token budget and timeout of each execution.
@@ -315,7 +315,8 @@ async def execute_many_ray(
     """
     _check(agent, inputs, workers, shard_size, concurrency)
     check_transport(transport)
-    job = _Job(agent=agent, client_factory=client_factory, concurrency=concurrency, limits=limits, transport=transport)
+    in_flight = default_concurrency(transport) if concurrency is None else concurrency
+    job = _Job(agent=agent, client_factory=client_factory, concurrency=in_flight, limits=limits, transport=transport)
     opened = None if journal is None else await asyncio.to_thread(Journal.open, Path(journal), agent)
     try:
         async for result in _drive(job, workers, opened, inputs, shard_size, address, abort_event):
@@ -363,7 +364,8 @@ def _check(agent: object, inputs: object, workers: object, shard_size: object, c
     if isinstance(inputs, str | bytes | AsyncIterable) or not isinstance(inputs, Iterable):
         kind: str = type(cast("object", inputs)).__name__  # type: ignore[redundant-cast]  # pyright: partly Unknown
         raise TypeError(f"inputs must be an iterable of prompts or RunInput, got {kind}.")
-    for name, value in (("workers", workers), ("shard_size", shard_size), ("concurrency", concurrency)):
+    checked = [("workers", workers), ("shard_size", shard_size)]
+    for name, value in checked if concurrency is None else [*checked, ("concurrency", concurrency)]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise TypeError(f"{name} must be an int >= 1, got {value!r}.")
 

@@ -20,7 +20,7 @@ from .._definition import AgentDefinition, ValidationConfig
 from .._errors import JournalError
 from .._journal import Journal
 from .._many import DEFAULT_CONCURRENCY, RunInput, execute_many
-from .._transport import Transport
+from .._transport import BATCH_CONCURRENCY, Transport, default_concurrency
 from ._batch_ray import connect_ray, ray_stream
 from ._batch_view import BatchStats, BatchView, make_view
 from ._load import ImportFailed, UsageError, load_agent
@@ -29,8 +29,6 @@ from ._run import EXIT_INTERRUPTED, _positive_int
 __all__ = ["add_batch_parser", "batch_command", "read_inputs"]
 
 _FIELDS = frozenset({"prompt", "deps", "key"})
-BATCH_CONCURRENCY = 10_000
-"""Executions in flight with ``--message-batches``: each round's batch holds one request of each."""
 
 
 def add_batch_parser(commands: Any) -> None:
@@ -132,7 +130,7 @@ async def _run(
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     client = AsyncAnthropic()
     transport: Transport = "message_batches" if args.message_batches else "online"
-    concurrency = args.concurrency or (BATCH_CONCURRENCY if args.message_batches else DEFAULT_CONCURRENCY)
+    concurrency = args.concurrency or default_concurrency(transport)
     if args.message_batches:
         view.note("model calls go in Message Batches: tokens at half price, each round may take up to 24 hours")
     if args.ray is not None:
