@@ -117,8 +117,7 @@ def execute_many(
     Args:
         agent: The agent, from ``define_agent()``.
         inputs: An iterable or async iterable of prompts, or of ``RunInput`` (for deps and keys).
-        concurrency: Most executions in flight at once; None: 64 online, 10,000 with Message Batches (a batch
-            holds one request of each execution waiting on the model).
+        concurrency: Most executions in flight at once; None: 64 online, 10,000 with Message Batches.
         client: Shared by every execution; default ``AsyncAnthropic()`` (closed at the end).
         rate_limits: How the limiter paces the client's calls; None turns pacing and 429 handling off
             (the concurrency cap stays).
