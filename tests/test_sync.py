@@ -159,3 +159,24 @@ def test_sync_deadline_starts_after_the_default_client_is_built(monkeypatch: pyt
     result = execute_agent_sync(triage_agent(helpers=[quick]), "go", limits=ExecutionLimits(timeout_s=0.5))
     assert result.ok
     assert result.metadata.latency_ms < 500
+
+
+async def test_sync_blocking_entry_points_refuse_a_running_event_loop() -> None:
+    """Every blocking entry point, called inside a running loop, raises RuntimeError naming its async form."""
+    from typedagent import execute_many_sync
+    from typedagent.evals import Case, Dataset, run_evals_sync
+    from typedagent.ray import execute_many_ray_sync
+
+    agent = triage_agent()
+    client = ScriptedClient([output_call(GOOD)])
+    dataset: Dataset[object, None] = Dataset(cases=[Case(name="one", prompt="go")])
+    calls = [
+        (lambda: execute_agent_sync(agent, "go", client=client), "await execute_agent"),
+        (lambda: execute_many_sync(agent, ["go"], client=client), "in execute_many"),
+        (lambda: execute_many_ray_sync(agent, ["go"]), "in execute_many_ray"),
+        (lambda: run_evals_sync(dataset, agent, client=client), "await run_evals"),
+    ]
+    for call, says in calls:
+        with pytest.raises(RuntimeError, match=f"cannot run inside a running event loop: use `[^`]*{says}"):
+            call()
+    assert client.requests == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, overload
@@ -17,6 +16,7 @@ from ._inputs import RunInput, Source
 from ._limits import AbortEvent, ExecutionLimits
 from ._ratelimit import RateLimits
 from ._scheduler import ManyResult, drive
+from ._sync import refuse_running_loop, run_blocking
 from ._transport import ONLINE_CONCURRENCY, Transport, check_transport, default_concurrency
 
 if TYPE_CHECKING:
@@ -202,14 +202,7 @@ def execute_many_sync(
         ValueError: as ``execute_many``.
         JournalError: as ``execute_many``.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "execute_many_sync() cannot run inside a running event loop: use `async for ... in execute_many(...)`."
-        )
+    refuse_running_loop("execute_many_sync()", "`async for ... in execute_many(...)`")
     stream = execute_many(
         agent,
         inputs,
@@ -222,10 +215,11 @@ def execute_many_sync(
         journal=journal,
         transport=transport,
     )
+    return run_blocking(in_input_order(stream))
 
-    async def collect() -> list[ManyResult[OutputT]]:
-        async with contextlib.aclosing(stream):
-            results = [result async for result in stream]
-        return sorted(results, key=lambda result: result.index)
 
-    return asyncio.run(collect())
+async def in_input_order(stream: AsyncGenerator[ManyResult[OutputT], None]) -> list[ManyResult[OutputT]]:
+    """Every result of ``stream`` (closed however reading ends), sorted back into input order."""
+    async with contextlib.aclosing(stream):
+        results = [result async for result in stream]
+    return sorted(results, key=lambda result: result.index)

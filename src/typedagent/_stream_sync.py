@@ -19,7 +19,7 @@ from ._limits import AbortEvent, ExecutionLimits
 from ._results import ExecuteResult
 from ._stream_agent import stream_agent
 from ._stream_events import AgentStreamEvent, Finished
-from ._sync import run_blocking
+from ._sync import refuse_running_loop, run_blocking
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
@@ -153,14 +153,7 @@ def stream_agent_sync(
         RuntimeError: called inside a running event loop (``async with stream_agent(...)`` there).
         TypeError: wrong argument types, before anything is sent.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "stream_agent_sync() cannot run inside a running event loop: use `async with stream_agent(...)` instead."
-        )
+    refuse_running_loop("stream_agent_sync()", "`async with stream_agent(...)`")
     check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
     arguments: dict[str, Any] = {
         "prompt": prompt,

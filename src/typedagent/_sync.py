@@ -67,14 +67,7 @@ def execute_agent_sync(
         RuntimeError: called inside a running event loop (``await execute_agent(...)`` there).
         TypeError: wrong argument types.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "execute_agent_sync() cannot run inside a running event loop: use `await execute_agent(...)` instead."
-        )
+    refuse_running_loop("execute_agent_sync()", "`await execute_agent(...)`")
     return run_blocking(
         execute_agent(
             agent,
@@ -87,6 +80,19 @@ def execute_agent_sync(
             message_history=message_history,
         )
     )
+
+
+def refuse_running_loop(call: str, instead: str) -> None:
+    """Raise ``RuntimeError`` when a blocking entry point (``call``) is called inside a running event loop.
+
+    Raises:
+        RuntimeError: an event loop runs in this thread; the message says to use ``instead`` there.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(f"{call} cannot run inside a running event loop: use {instead} instead.")
 
 
 def run_blocking(main: Coroutine[Any, Any, T]) -> T:

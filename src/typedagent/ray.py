@@ -32,9 +32,10 @@ from ._errors import AgentErrorCode, JournalError
 from ._inputs import Input, RunInput, fingerprint, prepare
 from ._journal import Journal, record_line, result_of
 from ._limits import AbortEvent, ExecutionLimits, Guard
-from ._many import execute_many
+from ._many import execute_many, in_input_order
 from ._results import ExecuteFailure
 from ._scheduler import ManyResult
+from ._sync import refuse_running_loop, run_blocking
 from ._transport import Transport, check_transport, default_concurrency
 
 if TYPE_CHECKING:
@@ -373,12 +374,10 @@ def _check(agent: object, inputs: object, workers: object, shard_size: object, c
 def execute_many_ray_sync(
     agent: AgentDefinition[OutputT, Any], inputs: Iterable[Any], **options: Any
 ) -> list[ManyResult[OutputT]]:
-    """Blocking ``execute_many_ray``: same arguments; returns every result, in input order."""
+    """Blocking ``execute_many_ray``: same arguments; returns every result, in input order.
 
-    async def collect() -> list[ManyResult[OutputT]]:
-        stream = execute_many_ray(agent, inputs, **options)
-        async with contextlib.aclosing(stream):
-            results = [result async for result in stream]
-        return sorted(results, key=lambda result: result.index)
-
-    return asyncio.run(collect())
+    Raises:
+        RuntimeError: called inside a running event loop (use ``execute_many_ray`` there).
+    """
+    refuse_running_loop("execute_many_ray_sync()", "`async for ... in execute_many_ray(...)`")
+    return run_blocking(in_input_order(execute_many_ray(agent, inputs, **options)))

@@ -21,6 +21,7 @@ from .._inputs import RunInput
 from .._limits import ExecutionLimits
 from .._many import execute_many
 from .._results import ExecuteResult
+from .._sync import refuse_running_loop, run_blocking
 from ._case import Case, Dataset
 from ._evaluators import Outcome
 from ._report import CaseResult, EvalReport, EvalRun
@@ -185,8 +186,13 @@ def run_evals_sync(
     client: MessagesClient | None = None,
     limits: ExecutionLimits | None = None,
 ) -> EvalReport:
-    """Blocking ``run_evals`` (not inside a running event loop); same arguments."""
-    return asyncio.run(run_evals(dataset, agent, repeat=repeat, concurrency=concurrency, client=client, limits=limits))
+    """Blocking ``run_evals``: same arguments.
+
+    Raises:
+        RuntimeError: called inside a running event loop (``await run_evals(...)`` there).
+    """
+    refuse_running_loop("run_evals_sync()", "`await run_evals(...)`")
+    return run_blocking(run_evals(dataset, agent, repeat=repeat, concurrency=concurrency, client=client, limits=limits))
 
 
 async def rescore(
