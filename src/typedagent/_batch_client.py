@@ -45,17 +45,11 @@ class _Request:
 
 
 class _BatchMessages:
-    """``messages`` of the batching client: a batch request has no streaming, so it never looks like the SDK's.
-
-    (``_stream_call.must_stream`` streams a request with a large ``max_tokens`` when the resource's ``_client`` is
-    the SDK's; here that request goes into a batch as it is.)
-    """
-
     def __init__(self, client: BatchingClient) -> None:
-        self._batching = client
+        self._client = client
 
     async def create(self, **params: Any) -> Message:
-        return await self._batching.request(params)
+        return await self._client.request(params)
 
 
 class _NoBetaMessages:

@@ -74,6 +74,8 @@ class _LimitedClient:
 
     def __init__(self, client: MessagesClient, limiter: RateLimiter, with_middleware: MessagesClient | None) -> None:
         self.client = client
+        self.forwards_to = client
+        """The client each ``messages.create`` goes to, parameters unchanged (``_stream_call`` looks through it)."""
         self.limiter = limiter
         self.with_middleware = with_middleware
         self.messages = _LimitedMessages(self)

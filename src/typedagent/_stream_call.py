@@ -32,7 +32,8 @@ def must_stream(resource: object, params: Mapping[str, Any]) -> bool:
     """
     sdk_client = getattr(resource, "_client", None)
     if not hasattr(sdk_client, "_calculate_nonstreaming_timeout"):
-        sdk_client = getattr(sdk_client, "client", None)  # execute_many's rate-limited client wraps the SDK's
+        # execute_many's rate-limited client forwards each call, unchanged, to the client it wraps.
+        sdk_client = getattr(sdk_client, "forwards_to", None)
     calculate = getattr(sdk_client, "_calculate_nonstreaming_timeout", None)
     constants = sys.modules.get("anthropic._constants")
     if calculate is None or constants is None or "timeout" in params:
