@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -185,8 +186,8 @@ def test_cli_run_failure_exits_1_with_the_error_code(api: FakeAnthropicServer) -
     assert done.stderr.endswith("typedagent: invoice_extraction failed with VALIDATION_FAILED\n")
 
 
-def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> None:
-    """`--json-events` writes one JSON object per event to stderr; `--deps-json @file` fills the deps."""
+def _review_with_json_events(api: FakeAnthropicServer) -> tuple[Any, subprocess.CompletedProcess[str]]:
+    """`run` of the code-review example, deps from its file, with `--json-events`: the example and the run."""
     review = _example("code_review")
     api.add(*_script("code_review"))
     done = cli(
@@ -198,6 +199,12 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
         "--json-events",
         env=_live(api),
     )
+    return review, done
+
+
+def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> None:
+    """`--json-events` writes one JSON object per event to stderr; `--deps-json @file` fills the deps."""
+    review, done = _review_with_json_events(api)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == review.REVIEW.model_dump()
     every = [json.loads(line) for line in done.stderr.splitlines()]
@@ -252,17 +259,7 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
 
 def test_cli_run_json_events_streams_the_output_being_written(api: FakeAnthropicServer) -> None:
     """`run --json-events` streams the calls: the output tool's input arrives as partial outputs, in order."""
-    review = _example("code_review")
-    api.add(*_script("code_review"))
-    done = cli(
-        "run",
-        "examples/code_review.py:agent",
-        review.PROMPT,
-        "--deps-json",
-        "@examples/code_review_deps.json",
-        "--json-events",
-        env=_live(api),
-    )
+    review, done = _review_with_json_events(api)
     assert done.returncode == 0, done.stderr
     assert all(request["stream"] is True for request in api.requests)
     events = [json.loads(line) for line in done.stderr.splitlines()]
