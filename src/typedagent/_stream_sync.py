@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Generic, Self, overload
 
 from typing_extensions import TypeVar
 
-from ._arguments import MISSING, check_arguments
+from ._arguments import MISSING
 from ._callbacks import ExecuteCallbacks
 from ._client import MessagesClient
 from ._definition import AgentDefinition
 from ._limits import AbortEvent, ExecutionLimits
 from ._results import ExecuteResult
-from ._stream_agent import stream_agent
+from ._stream_agent import AgentStream, stream_agent
 from ._stream_events import AgentStreamEvent, Finished
 from ._sync import refuse_running_loop, run_blocking
 
@@ -37,9 +37,8 @@ class SyncAgentStream(Generic[OutputT]):
     block before the ``Finished`` event cancels the execution.
     """
 
-    def __init__(self, agent: AgentDefinition[OutputT, Any], arguments: dict[str, Any]) -> None:
-        self._agent = agent
-        self._arguments = arguments
+    def __init__(self, stream: AgentStream[OutputT]) -> None:
+        self._stream = stream
         self._events: queue.SimpleQueue[AgentStreamEvent[OutputT] | BaseException] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -82,7 +81,7 @@ class SyncAgentStream(Generic[OutputT]):
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         self._started.set()
-        async with stream_agent(self._agent, **self._arguments) as run:
+        async with self._stream as run:
             async for event in run:
                 self._events.put(event)
 
@@ -154,15 +153,14 @@ def stream_agent_sync(
         TypeError: wrong argument types, before anything is sent.
     """
     refuse_running_loop("stream_agent_sync()", "`async with stream_agent(...)`")
-    check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
-    arguments: dict[str, Any] = {
-        "prompt": prompt,
-        "client": client,
-        "abort_event": abort_event,
-        "callbacks": callbacks,
-        "limits": limits,
-        "message_history": message_history,
-    }
-    if deps is not MISSING:
-        arguments["deps"] = deps
-    return SyncAgentStream(agent, arguments)
+    stream: AgentStream[OutputT] = stream_agent(
+        agent,
+        prompt,
+        deps=deps,
+        client=client,
+        abort_event=abort_event,
+        callbacks=callbacks,
+        limits=limits,
+        message_history=message_history,
+    )
+    return SyncAgentStream(stream)
