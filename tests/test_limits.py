@@ -516,6 +516,7 @@ async def test_request_limit_allows_exactly_that_many() -> None:
     client = ScriptedClient([tool_call("lookup", {"query": "x"}), output_call(GOOD)])
     result = await run(triage_agent(helpers=[lookup]), client, limits=ExecutionLimits(max_requests=2))
     assert result.ok is True
+    assert len(client.requests) == 2
 
 
 async def test_tool_call_limit_refuses_a_response_that_would_pass_it() -> None:

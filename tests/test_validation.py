@@ -373,7 +373,9 @@ async def test_validation_async_validator_returning_none_passes() -> None:
         await asyncio.sleep(0)
 
     result = await run(triage_agent(validators=[check]), ScriptedClient([output_call(GOOD)]))
-    assert result.ok
+    assert result.ok is True
+    assert result.output == GOOD
+    assert len(result.metadata.attempts) == 1
 
 
 class TerseRejection(OutputRejected):
