@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import anthropic  # noqa: F401 - imported once here: inner sessions then find it loaded instead of re-importing it
 import pytest
 from toolkit_support import run_inner
 
@@ -24,7 +23,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 def test_ci_suite_passes_every_scenario(suite: pytest.Pytester) -> None:
     """Every scenario passes in process and over HTTP, plus the tool-list check."""
     assert len(SCENARIOS) == 6
-    result = run_inner(suite, "-W", "error", "-v")
+    result = run_inner(suite, "-W", "error", "-v", subprocess=True)
     result.assert_outcomes(passed=2 * len(SCENARIOS) + 1)
     result.stdout.fnmatch_lines_random([f"*test_scenario_in_process?{name}? PASSED*" for name in SCENARIOS])
 
@@ -34,7 +33,7 @@ def test_ci_suite_catches_a_wrong_expectation(suite: pytest.Pytester) -> None:
     scenario = json.loads((SUITE / "scenarios" / "approve_recent_delivery.json").read_text())
     scenario["expect"]["output"]["amount"] = 20.0
     (suite.path / "scenarios" / "half_refund.json").write_text(json.dumps(scenario))
-    result = run_inner(suite)
+    result = run_inner(suite, subprocess=True)
     result.assert_outcomes(passed=2 * len(SCENARIOS) + 1, failed=2)
     result.stdout.fnmatch_lines(["*[[]3] assistant: tool_use: decide_refund#toolu_02_002 *"])
 
@@ -45,7 +44,7 @@ def test_ci_suite_catches_an_agent_regression(suite: pytest.Pytester) -> None:
     source = agent.read_text()
     assert "validators=[within_the_order_total, approved_only_within_the_window]" in source
     agent.write_text(source.replace(", approved_only_within_the_window]", "]"))
-    result = run_inner(suite)
+    result = run_inner(suite, subprocess=True)
     result.assert_outcomes(passed=2 * len(SCENARIOS) + 1 - 4, failed=4)
     result.stdout.fnmatch_lines_random(
         [

@@ -71,6 +71,16 @@ def lookup_then_answer() -> list[dict[str, Any]]:
     ]
 
 
-def run_inner(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """Run an inner pytest session in process (so coverage sees the plugin), without hypothesis's slow summary."""
-    return pytester.runpytest("-p", "no:hypothesispytest", "-o", "asyncio_default_fixture_loop_scope=function", *args)
+def run_inner(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pytest.RunResult:
+    """Run an inner pytest session without hypothesis's slow summary.
+
+    In process by default (fast; coverage sees the plugin). ``subprocess=True`` runs it in a fresh
+    interpreter (coverage follows it there too), so nothing of the outer session leaks in: its warning
+    filters, threads, or modules. An inner session that crashes (INTERNALERROR) fails the calling test
+    with the end of its output, where the crash's cause is.
+    """
+    options = ("-p", "no:hypothesispytest", "-o", "asyncio_default_fixture_loop_scope=function", *args)
+    result = pytester.runpytest_subprocess(*options) if subprocess else pytester.runpytest(*options)
+    if result.ret == pytest.ExitCode.INTERNAL_ERROR:
+        pytest.fail("the inner pytest session crashed:\n" + "\n".join(result.outlines[-40:]), pytrace=False)
+    return result
