@@ -10,13 +10,15 @@ default ``max_retries=2`` retrying 429s after ``retry-after``). A fresh server (
 (b) No limits: the ``bench_load.py`` scenario (a helper call, an output call; with ``--faults``, also the
 529 the SDK retries first, which makes the limiter halve the calls it lets through) with COUNT
 executions at C=1,000 in flight: ``execute_many(concurrency=1000)`` (its limiter on, as by
-default) against a raw SDK loop behind an ``asyncio.Semaphore(1000)``, alternating, medians. Then the
+default) against a raw SDK loop behind an ``asyncio.Semaphore(1000)``: each round in a fresh process,
+alternating, medians, and the median of each round's ratio (its two runs are neighbours in time, so the
+ratio cancels the machine's slow drifts). Then the
 Python heap per in-flight execution (``tracemalloc``), all held in flight inside a helper tool: through
 ``execute_many`` and through a plain ``asyncio.gather`` of ``execute_agent``, each in a fresh process.
 
     .venv/bin/python bench/bench_many.py [--executions 2000] [--rpm 2000] [--latency-ms 50] [--calls 2]
-        [--rounds 3] [--count 2000] [--concurrency 1000] [--transport httpx2|aiohttp] [--faults] [--headers]
-        [--only a|b]
+        [--rounds 3] [--b-rounds 7] [--count 2000] [--concurrency 1000] [--transport httpx2|aiohttp]
+        [--faults] [--headers] [--only a|b]
 """
 
 from __future__ import annotations
@@ -161,6 +163,17 @@ async def throughput_round(base_url: str, kind: str, count: int, concurrency: in
     return Batch(wall, cpu, correct)
 
 
+async def _child_round(base_url: str, kind: str, args: argparse.Namespace) -> Batch:
+    """One round in a fresh process, so no round inherits the heap, the GC generations or the caches of another."""
+    options = ["--count", str(args.count), "--concurrency", str(args.concurrency), "--transport", args.transport]
+    command = [sys.executable, __file__, "--round", kind, base_url, *options]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the {kind} round failed:\n{done.stderr}")
+    wall, cpu, correct = done.stdout.split()[-3:]
+    return Batch(float(wall), float(cpu), int(correct))
+
+
 async def throughput(args: argparse.Namespace) -> None:
     script = SCRIPT if args.faults else SCRIPT[1:]
     # With --headers the server sends the API's rate-limit headers, for a limit far too high to bind: the
@@ -169,13 +182,14 @@ async def throughput(args: argparse.Namespace) -> None:
     with FakeAnthropicServerProcess(script, per_conversation=True, rate_limits=unbound) as server:
         kinds = ["raw SDK loop", "execute_many"]
         runs: dict[str, list[Batch]] = {kind: [] for kind in kinds}
-        for _ in range(args.rounds):
+        for _ in range(args.b_rounds):
             for kind in kinds:
-                runs[kind].append(
-                    await throughput_round(server.base_url, kind, args.count, args.concurrency, args.transport)
-                )
+                runs[kind].append(await _child_round(server.base_url, kind, args))
             kinds.reverse()
         base = median([args.count / run.wall for run in runs["raw SDK loop"]])
+        # Each round's two runs are neighbours in time: their ratio cancels the machine's slow drifts.
+        paired = [raw.wall / run.wall for raw, run in zip(runs["raw SDK loop"], runs["execute_many"], strict=True)]
+        spread = f"{median(paired):.3f}x ({min(paired):.2f}-{max(paired):.2f})"
         rows = []
         for kind, batches in runs.items():
             rate = median([args.count / run.wall for run in batches])
@@ -186,6 +200,7 @@ async def throughput(args: argparse.Namespace) -> None:
                     fmt_ms(median([run.wall for run in batches])),
                     f"{rate:,.0f}/s",
                     f"{rate / base:.3f}x",
+                    "1.000x" if kind == "raw SDK loop" else spread,
                     f"{cpu / args.count * 1e3:.2f} ms",
                     f"{min(run.correct for run in batches):,} / {args.count:,} in every round",
                 ]
@@ -194,8 +209,8 @@ async def throughput(args: argparse.Namespace) -> None:
             f"(b) {args.count:,} executions at C={args.concurrency:,} in flight, no rate limit ({args.transport}; "
             f"{len(script)} HTTP requests each{', the first a 529' if args.faults else ''}"
             f"{', rate-limit headers on every response' if args.headers else ', no rate-limit headers'}; "
-            f"server in its own process; median of {args.rounds} rounds, alternating)",
-            ["client", "wall", "executions/s", "vs raw SDK loop", "CPU / execution", "correct"],
+            f"server in its own process; each round in a fresh process; median of {args.b_rounds} rounds, alternating)",
+            ["client", "wall", "executions/s", "vs raw (medians)", "vs raw (paired)", "CPU / execution", "correct"],
             rows,
         )
         memory_rows = []
@@ -260,7 +275,8 @@ def main() -> None:
     parser.add_argument("--rpm", type=int, default=2_000, help="(a) requests per minute")
     parser.add_argument("--latency-ms", type=float, default=50, help="(a) server latency")
     parser.add_argument("--calls", type=int, default=2, help="(a) API calls per execution")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="(a) rounds")
+    parser.add_argument("--b-rounds", type=int, default=7, help="(b) rounds, each in a fresh process")
     parser.add_argument("--count", type=int, default=2_000, help="(b) executions")
     parser.add_argument("--concurrency", type=int, default=1_000, help="(b) executions in flight")
     parser.add_argument("--transport", choices=["httpx2", "aiohttp"], default="httpx2", help="HTTP transport")
@@ -268,7 +284,13 @@ def main() -> None:
     parser.add_argument("--headers", action="store_true", help="(b) rate-limit headers (of a limit that never binds)")
     parser.add_argument("--only", choices=["a", "b"])
     parser.add_argument("--child", nargs=2, metavar=("HOW", "BASE_URL"), help=argparse.SUPPRESS)
+    parser.add_argument("--round", nargs=2, metavar=("KIND", "BASE_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.round:
+        kind, base_url = args.round
+        done = asyncio.run(throughput_round(base_url, kind, args.count, args.concurrency, args.transport))
+        print(done.wall, done.cpu, done.correct)
+        return
     if args.child:
         print(asyncio.run(memory_child(args.child[0], args.child[1], args.concurrency)))
         return
