@@ -163,14 +163,19 @@ async def throughput_round(base_url: str, kind: str, count: int, concurrency: in
     return Batch(wall, cpu, correct)
 
 
+async def _in_child(what: str, *arguments: str) -> list[str]:
+    """Run this script with ``arguments`` in a fresh process; the words of the last line it prints."""
+    command = [sys.executable, __file__, *arguments]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{done.stderr}")
+    return done.stdout.strip().splitlines()[-1].split()
+
+
 async def _child_round(base_url: str, kind: str, args: argparse.Namespace) -> Batch:
     """One round in a fresh process, so no round inherits the heap, the GC generations or the caches of another."""
     options = ["--count", str(args.count), "--concurrency", str(args.concurrency), "--transport", args.transport]
-    command = [sys.executable, __file__, "--round", kind, base_url, *options]
-    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"the {kind} round failed:\n{done.stderr}")
-    wall, cpu, correct = done.stdout.split()[-3:]
+    wall, cpu, correct = await _in_child(f"the {kind} round", "--round", kind, base_url, *options)
     return Batch(float(wall), float(cpu), int(correct))
 
 
@@ -215,19 +220,9 @@ async def throughput(args: argparse.Namespace) -> None:
         )
         memory_rows = []
         for how in ("asyncio.gather(execute_agent)", "execute_many"):
-            command = [
-                sys.executable,
-                __file__,
-                "--child",
-                how,
-                server.base_url,
-                "--concurrency",
-                str(args.concurrency),
-            ]
-            done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise SystemExit(f"measuring {how} failed:\n{done.stderr}")
-            memory_rows.append([how, f"{float(done.stdout.strip().splitlines()[-1]) / 1024:.1f} KiB"])
+            options = ("--child", how, server.base_url, "--concurrency", str(args.concurrency))
+            (heap,) = await _in_child(f"measuring {how}", *options)
+            memory_rows.append([how, f"{float(heap) / 1024:.1f} KiB"])
         print_table(
             f"Python heap per in-flight execution ({args.concurrency:,} held inside a helper tool; tracemalloc; "
             "each in a fresh process)",
