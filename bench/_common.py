@@ -19,12 +19,14 @@ Three clients play the scenario:
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import platform
 import statistics
-from collections.abc import Iterator, Sequence
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -161,6 +163,36 @@ def pydantic_ai_turns(*, reflection: bool, output_tool: str = "final_result") ->
         turns.append([{"name": "preview_triage", "input": {"triage": OUTPUT_INPUT}}])
     turns.append([{"name": output_tool, "input": OUTPUT_INPUT}])
     return turns
+
+
+Runner = Callable[[], Awaitable[Any]]
+"""One run of the scenario by one client."""
+Name = TypeVar("Name")
+
+
+async def per_run(run: Runner, runs: int) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) per run."""
+    gc.collect()  # every sample starts from the same heap: no client inherits another's garbage
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(runs):
+        await run()
+    return (time.process_time() - cpu) / runs, (time.perf_counter() - wall) / runs
+
+
+async def alternating(
+    clients: Mapping[Name, Runner], rounds: int, runs: int
+) -> tuple[dict[Name, list[float]], dict[Name, list[float]]]:
+    """CPU and wall seconds per run of each client, one sample a round; the order reverses every round."""
+    cpu: dict[Name, list[float]] = {name: [] for name in clients}
+    wall: dict[Name, list[float]] = {name: [] for name in clients}
+    order = list(clients)
+    for _ in range(rounds):
+        for name in order:
+            spent, elapsed = await per_run(clients[name], runs)
+            cpu[name].append(spent)
+            wall[name].append(elapsed)
+        order.reverse()
+    return cpu, wall
 
 
 def median(values: Sequence[float]) -> float:

@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from _common import (
     MODEL,
     OUTPUT,
     PROMPT,
+    Runner,
+    alternating,
     fake_servers,
     fmt_ms,
     fmt_us,
     machine,
     median,
+    per_run,
     print_table,
     pydantic_ai_agent,
     ratio,
@@ -42,7 +42,6 @@ from _common import (
 from typedagent import execute_agent
 
 TARGET = 1.15
-Runner = Callable[[], Awaitable[Any]]
 
 
 class Sample(NamedTuple):
@@ -132,28 +131,11 @@ async def runners(urls: dict[str, str], *, reflection: bool) -> dict[tuple[str, 
     return built
 
 
-async def per_run(run: Runner, runs: int) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) per run."""
-    gc.collect()  # every sample starts from the same heap: no client inherits another's garbage
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(runs):
-        await run()
-    return (time.process_time() - cpu) / runs, (time.perf_counter() - wall) / runs
-
-
 async def measure(urls: dict[str, str], rounds: int, runs: int, *, reflection: bool) -> dict[Any, Sample]:
     clients = await runners(urls, reflection=reflection)
     for run in clients.values():  # warm-up: connections, imports, schema caches
         await per_run(run, 5)
-    cpu: dict[Any, list[float]] = {name: [] for name in clients}
-    wall: dict[Any, list[float]] = {name: [] for name in clients}
-    order = list(clients)
-    for _ in range(rounds):
-        for name in order:
-            spent, elapsed = await per_run(clients[name], runs)
-            cpu[name].append(spent)
-            wall[name].append(elapsed)
-        order.reverse()
+    cpu, wall = await alternating(clients, rounds, runs)
     await close_clients()
     samples = {}
     for client, transport in clients:

@@ -23,10 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2
@@ -34,11 +33,14 @@ from _common import (
     OUTPUT_NAME,
     PROMPT,
     QUERIES,
+    Runner,
     Triage,
+    alternating,
     fmt_ms,
     fmt_us,
     machine,
     median,
+    per_run,
     print_table,
     request_shape,
     search_kb,
@@ -49,7 +51,6 @@ from _common import (
 from typedagent import stream_agent
 
 TARGET = 1.15
-Runner = Callable[[], Awaitable[Any]]
 
 SHORT = Triage(severity=2, summary="VPN sessions drop at DHCP lease renewal.", kb_articles=["KB-17-0", "KB-18-1"])
 LONG = Triage(
@@ -182,14 +183,6 @@ def typedagent_runner(base_url: str, expected: Triage, latencies: list[float]) -
     return run
 
 
-async def per_run(run: Runner, runs: int) -> tuple[float, float]:
-    gc.collect()
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(runs):
-        await run()
-    return (time.process_time() - cpu) / runs, (time.perf_counter() - wall) / runs
-
-
 async def measure(base_url: str, expected: Triage, rounds: int, runs: int) -> dict[str, dict[str, Any]]:
     latencies: dict[str, list[float]] = {"raw SDK stream loop": [], "stream_agent": []}
     clients = {
@@ -200,15 +193,7 @@ async def measure(base_url: str, expected: Triage, rounds: int, runs: int) -> di
         await per_run(run, 3)
     for found in latencies.values():
         found.clear()
-    cpu: dict[str, list[float]] = {name: [] for name in clients}
-    wall: dict[str, list[float]] = {name: [] for name in clients}
-    order = list(clients)
-    for _ in range(rounds):
-        for name in order:
-            spent, elapsed = await per_run(clients[name], runs)
-            cpu[name].append(spent)
-            wall[name].append(elapsed)
-        order.reverse()
+    cpu, wall = await alternating(clients, rounds, runs)
     raw = cpu["raw SDK stream loop"]
     return {
         name: {
