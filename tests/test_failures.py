@@ -8,7 +8,7 @@ import pytest
 from support import GOOD, triage_agent
 
 from typedagent import AgentErrorCode, ExecuteFailure, OutputRejected, ValidationConfig, execute_agent
-from typedagent._failures import sentences
+from typedagent._run.failures import sentences
 from typedagent.testing import ScriptedClient, output_call
 
 

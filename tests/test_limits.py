@@ -32,7 +32,7 @@ from typedagent import (
     register_price,
     tool,
 )
-from typedagent._feedback import ABANDONED
+from typedagent._run.feedback import ABANDONED
 from typedagent.testing import (
     FunctionClient,
     ScriptedClient,
@@ -373,7 +373,7 @@ async def test_abort_interrupts_a_slow_validator_within_100ms() -> None:
 
 async def test_abort_threading_event_shared_by_many_executions() -> None:
     """Many executions waiting on one threading.Event share one poller; setting it cancels them all."""
-    from typedagent._limits import _BRIDGES
+    from typedagent._shared.limits import _BRIDGES
 
     stop = threading.Event()
     clients = [HangingClient([], hang_on=1) for _ in range(50)]
@@ -606,7 +606,7 @@ async def test_cost_limit_checked_before_each_call() -> None:
 
 async def test_cost_limit_with_a_registered_price(monkeypatch: pytest.MonkeyPatch) -> None:
     """A price registered for a model makes both the estimate and the cost limit work for it."""
-    monkeypatch.setattr("typedagent._pricing._registered", {})
+    monkeypatch.setattr("typedagent._api.pricing._registered", {})
     register_price("typedagent-test-model", ModelPrice(input=1, output=2, cache_write=0, cache_read=0))
     client = ScriptedClient(
         [response(tool_call("lookup", {"query": "a"}), usage=usage(2_000_000, 0)), output_call(GOOD)]

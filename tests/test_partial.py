@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from typedagent import OutputTool
-from typedagent._partial import PartialReader, partial_model
+from typedagent._streaming.partial import PartialReader, partial_model
 
 
 class Step(BaseModel):

@@ -10,15 +10,15 @@ import anthropic.types
 import pytest
 
 from typedagent import AgentDefinitionError, ModelPrice, TokenUsage, price_for, register_price
-from typedagent._pricing import BILLED, BUILT_IN, response_cost
-from typedagent._usage import split_usage
+from typedagent._api.pricing import BILLED, BUILT_IN, response_cost
+from typedagent._shared.usage import split_usage
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True)
 def _fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("typedagent._pricing._registered", {})
+    monkeypatch.setattr("typedagent._api.pricing._registered", {})
 
 
 def test_pricing_covers_the_sdks_models() -> None:

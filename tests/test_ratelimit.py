@@ -19,7 +19,7 @@ from typedagent import (
     execute_agent,
     execute_many,
 )
-from typedagent._ratelimit import retry_after_s
+from typedagent._api.ratelimit import retry_after_s
 from typedagent.testing import (
     FakeAnthropicServer,
     FunctionClient,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from support import GOOD, results_of, run, triage_agent
 
 from typedagent import AgentErrorCode, ExecutionLimits, execute_agent, tool
-from typedagent._rendering import _render_large, render_result
+from typedagent._run.rendering import _render_large, render_result
 from typedagent.testing import ScriptedClient, output_call, tool_call
 
 

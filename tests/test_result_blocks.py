@@ -10,7 +10,7 @@ from anthropic.types.tool_result_block_param import Content
 from support import GOOD, run, triage_agent
 
 from typedagent import ExecuteCallbacks, ExecutionState, ToolResult, tool
-from typedagent._result_blocks import RESULT_BLOCK_TYPES
+from typedagent._run.result_blocks import RESULT_BLOCK_TYPES
 from typedagent.testing import ScriptedClient, output_call, tool_call
 
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

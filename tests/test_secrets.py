@@ -280,7 +280,7 @@ async def test_secrets_illegal_header_value_is_named_and_scrubbed_from_the_cause
 )
 def test_secrets_credential_problem_names_the_flaw_not_the_key(value: str, said: str | None) -> None:
     """Each way a key cannot go into a header is named, by position, without quoting the key."""
-    from typedagent._secrets import credential_problem
+    from typedagent._api.secrets import credential_problem
 
     problem = credential_problem(SimpleNamespace(api_key=value, auth_token=None))
     if said is None:
@@ -295,7 +295,7 @@ def test_secrets_scrub_redacts_headers_and_quotes_of_them() -> None:
     """Sensitive headers of the requests and responses an exception holds are redacted, and their quotes cut."""
     import httpx2
 
-    from typedagent._secrets import scrub
+    from typedagent._api.secrets import scrub
 
     request = httpx2.Request("POST", "https://api.example/v1", headers={"Authorization": f"Bearer {KEY}", "a": "b"})
     inner = ValueError(f"refused header b'Bearer {KEY}\\n'")

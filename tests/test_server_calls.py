@@ -13,7 +13,7 @@ from support import GOOD, handing_over, recorded, run, triage_agent
 from typedagent import ExecuteCallbacks, ExecutionState, ToolCall, ToolResult, execute_agent, tool
 from typedagent._cli._check import check_agent
 from typedagent._cli._progress import Progress
-from typedagent._server_calls import result_text
+from typedagent._run.server_calls import result_text
 from typedagent.server_tools import web_fetch, web_search
 from typedagent.testing import (
     FunctionClient,

@@ -12,7 +12,7 @@ from support import GOOD, assert_api_valid, results_of, run, triage_agent
 from test_sdk_path import message, sdk_client
 
 from typedagent import AgentErrorCode, ApiErrorContext, AttemptOutcome, execute_agent, tool
-from typedagent._stop_reasons import STOP_REASON_STEPS, UNKNOWN_STOP_REASON, step_for
+from typedagent._run.stop_reasons import STOP_REASON_STEPS, UNKNOWN_STOP_REASON, step_for
 from typedagent.testing import ScriptedClient, output_call, response, text, tool_call
 
 

@@ -11,10 +11,10 @@ import pytest
 from support import GOOD, recorded, triage_agent
 
 from typedagent import AgentErrorCode, ExecutionLimits, execute_agent, execute_many, stream_agent, tool
-from typedagent._api_errors import ApiFailure
-from typedagent._limits import Guard
-from typedagent._model_call import call_model
-from typedagent._stream_call import must_stream
+from typedagent._api.api_errors import ApiFailure
+from typedagent._api.model_call import call_model
+from typedagent._api.stream_call import must_stream
+from typedagent._shared.limits import Guard
 from typedagent.testing import (
     FakeAnthropicServer,
     FunctionClient,
@@ -34,7 +34,7 @@ from typedagent.testing import (
     tool_call,
     usage,
 )
-from typedagent.testing._items import render_message
+from typedagent.testing._render import render_message
 from typedagent.testing._scripted import build_message
 from typedagent.testing._stream_script import message_events
 

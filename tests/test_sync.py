@@ -12,9 +12,10 @@ import time
 import pytest
 from support import GOOD, results_of, triage_agent
 
-from typedagent import AgentErrorCode, ExecutionLimits, _loop, execute_agent_sync, tool
-from typedagent._feedback import ABANDONED
-from typedagent._sync import run_blocking
+from typedagent import AgentErrorCode, ExecutionLimits, execute_agent_sync, tool
+from typedagent._run import loop as _loop
+from typedagent._run.feedback import ABANDONED
+from typedagent._run.sync import run_blocking
 from typedagent.testing import ScriptedClient, output_call, tool_call
 
 

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from support import GOOD, Triage, results_of, run, triage_agent
 
-from typedagent import AgentErrorCode, OutputTool, ValidatorErrorContext, _threads, tool
-from typedagent._threads import run_in_thread
+from typedagent import AgentErrorCode, OutputTool, ValidatorErrorContext, tool
+from typedagent._shared import threads as _threads
+from typedagent._shared.threads import run_in_thread
 from typedagent.testing import ScriptedClient, output_call, submit_call, tool_call
 
 

@@ -28,7 +28,7 @@ from typedagent import (
     stream_agent,
     tool,
 )
-from typedagent._tracing import Settings, swap_settings
+from typedagent._observability.settings import Settings, swap_settings
 from typedagent.server_tools import web_search
 from typedagent.testing import (
     FakeAnthropicServer,

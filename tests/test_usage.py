@@ -11,7 +11,7 @@ from anthropic.types.beta.beta_iterations_usage import BetaIterationsUsageItem
 from support import GOOD, handing_over, recorded, run, triage_agent
 
 from typedagent import AgentErrorCode, ApiErrorContext, ExecutionLimits, TokenUsage, execute_agent
-from typedagent._usage import ITERATIONS_IN_TOP_LEVEL
+from typedagent._shared.usage import ITERATIONS_IN_TOP_LEVEL
 from typedagent.testing import FunctionClient, ScriptedClient, iteration_usage, output_call, response, usage
 
 

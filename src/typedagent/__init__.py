@@ -6,21 +6,21 @@ whose input is the typed result) and run it with ``execute_agent()``; the result
 many inputs at once: bounded, paced by the API's rate limits, resumable from a journal.
 """
 
-from ._callbacks import (
-    AttemptStart,
-    Callback,
-    ExecuteCallbacks,
-    ExecutionState,
-    ModelResponse,
-    ToolCall,
-    ToolKind,
-    ToolResult,
-    ValidationFailure,
-)
-from ._client import MessagesClient
-from ._context import RunContext
-from ._definition import AgentDefinition, Instructions, ValidationConfig, Validator, define_agent
-from ._errors import (
+from ._agent.context import RunContext
+from ._agent.definition import AgentDefinition, Instructions, ValidationConfig, Validator, define_agent
+from ._agent.output import OutputTool
+from ._agent.tools import Helper, HelperTool, Tool, tool
+from ._api.client import MessagesClient
+from ._api.message_batches import MessageBatches
+from ._api.pricing import ModelPrice, price_for, register_price
+from ._api.ratelimit import RateLimits
+from ._many.many import ManyResult, RunInput, execute_many, execute_many_sync
+from ._observability.settings import instrument
+from ._observability.tracing import TracingObserver as _TracingObserver
+from ._run.loop import execute_agent
+from ._run.observe import add_observer as _add_observer
+from ._run.sync import execute_agent_sync
+from ._shared.errors import (
     AgentDefinitionError,
     AgentError,
     AgentErrorCode,
@@ -42,13 +42,19 @@ from ._errors import (
     ToolCallLimitContext,
     ValidatorErrorContext,
 )
-from ._limits import AbortEvent, ExecutionLimits
-from ._loop import execute_agent
-from ._many import ManyResult, RunInput, execute_many, execute_many_sync
-from ._output import OutputTool
-from ._pricing import ModelPrice, price_for, register_price
-from ._ratelimit import RateLimits
-from ._results import (
+from ._shared.events import (
+    AttemptStart,
+    Callback,
+    ExecuteCallbacks,
+    ExecutionState,
+    ModelResponse,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    ValidationFailure,
+)
+from ._shared.limits import AbortEvent, ExecutionLimits
+from ._shared.results import (
     AttemptOutcome,
     AttemptRecord,
     CallbackError,
@@ -58,8 +64,8 @@ from ._results import (
     ExecutionMetadata,
     TokenUsage,
 )
-from ._stream_agent import AgentStream, stream_agent
-from ._stream_events import (
+from ._shared.version import __version__
+from ._streaming.events import (
     AgentStreamEvent,
     AttemptStarted,
     Finished,
@@ -73,13 +79,11 @@ from ._stream_events import (
     ToolInputDelta,
     ValidationFailed,
 )
-from ._stream_sync import SyncAgentStream, stream_agent_sync
-from ._sync import execute_agent_sync
-from ._tools import Helper, HelperTool, Tool, tool
-from ._tracing import instrument
-from ._transport import MessageBatches
+from ._streaming.stream import AgentStream, stream_agent
+from ._streaming.sync import SyncAgentStream, stream_agent_sync
 
-__version__ = "0.1.0"
+# Spans and log lines watch every execution through the loop's observer seam: the loop never imports them.
+_add_observer(_TracingObserver())
 
 __all__ = [
     "AbortEvent",

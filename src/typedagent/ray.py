@@ -27,19 +27,19 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import pydantic
 from typing_extensions import TypeVar
 
-from ._definition import AgentDefinition
-from ._errors import AgentErrorCode, JournalError
-from ._inputs import Input, RunInput, fingerprint, prepare
-from ._journal import Journal, record_line, result_of
-from ._limits import AbortEvent, ExecutionLimits, Guard
-from ._many import execute_many, in_input_order
-from ._results import ExecuteFailure
-from ._scheduler import ManyResult
-from ._sync import refuse_running_loop, run_blocking
-from ._transport import Transport, check_transport, default_concurrency
+from ._agent.definition import AgentDefinition
+from ._api.transport import Transport, check_transport, default_concurrency
+from ._many.inputs import Input, RunInput, fingerprint, prepare
+from ._many.journal import Journal, record_line, result_of
+from ._many.many import execute_many, in_input_order
+from ._many.scheduler import ManyResult
+from ._run.sync import refuse_running_loop, run_blocking
+from ._shared.errors import AgentErrorCode, JournalError
+from ._shared.limits import AbortEvent, ExecutionLimits, Guard
+from ._shared.results import ExecuteFailure
 
 if TYPE_CHECKING:
-    from ._client import MessagesClient
+    from ._api.client import MessagesClient
 
 __all__ = ["ClientFactory", "execute_many_ray", "execute_many_ray_sync"]
 

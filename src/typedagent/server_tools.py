@@ -33,19 +33,16 @@ from __future__ import annotations
 import functools
 import re
 import typing
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
-from ._errors import AgentDefinitionError
+from ._agent.server_tool_checks import ServerTool
+from ._shared.errors import AgentDefinitionError
 
 if TYPE_CHECKING:
     from anthropic.types import UserLocationParam
 
 __all__ = ["ServerTool", "code_execution", "newest_version", "tool_search", "web_fetch", "web_search"]
-
-ServerTool: TypeAlias = Mapping[str, Any]
-"""A server tool definition: a dict with a ``type`` (the tool and its version) and a ``name``, plus the tool's
-own settings. What the constructors of this module return, and what the SDK's typed dicts are."""
 
 
 def web_search(

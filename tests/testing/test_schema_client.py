@@ -22,7 +22,7 @@ from typedagent import (
     execute_agent_sync,
     tool,
 )
-from typedagent._client import CLIENT_IN_CONTEXT
+from typedagent._api.client import CLIENT_IN_CONTEXT
 from typedagent.testing import (
     SchemaClient,
     ScriptedClient,

@@ -10,12 +10,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .._definition import AgentDefinition
-from .._limits import AbortEvent
-from .._scheduler import ManyResult
-from .._transport import Transport
+from .._agent.definition import AgentDefinition
+from .._agent.locate import UsageError
+from .._api.transport import Transport
+from .._many.scheduler import ManyResult
+from .._shared.limits import AbortEvent
+from ._batch_inputs import read_inputs
 from ._batch_view import BatchView
-from ._load import UsageError
 
 __all__ = ["connect_ray", "ray_stream"]
 
@@ -52,7 +53,6 @@ def ray_stream(
 ) -> AsyncGenerator[ManyResult[Any], None]:
     """The results of ``execute_many_ray`` over the batch's inputs."""
     from ..ray import execute_many_ray
-    from ._batch import read_inputs
 
     ray: Any = importlib.import_module("ray")
     workers = args.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -7,8 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
 
-from .._many import ManyResult
-from .._results import ExecuteFailure, TokenUsage
+from .._many.many import ManyResult
+from .._shared.results import ExecuteFailure, TokenUsage
 
 __all__ = ["BatchStats", "BatchView", "make_view"]
 

@@ -9,9 +9,9 @@ from typing import Any, Final, TextIO, cast
 
 from typing_extensions import TypeIs
 
-from .._definition import AgentDefinition
-from .._tools import TOOL_NAME_RE
-from ._load import ImportFailed, Target, UsageError, agents_in, load_agent, load_module, split_target
+from .._agent.definition import AgentDefinition
+from .._agent.locate import ImportFailed, Target, UsageError, agents_in, load_agent, load_module, split_target
+from .._agent.tools import TOOL_NAME_RE
 from ._progress import make_lines
 
 __all__ = ["add_check_parser", "check_agent", "check_command"]

@@ -15,16 +15,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-import typedagent
-
-from .._arguments import MISSING
-from .._definition import AgentDefinition
-from .._results import ExecuteSuccess
-from ._load import ImportFailed, UsageError, is_agent, load_module
+from .._agent.definition import AgentDefinition
+from .._agent.locate import ImportFailed, UsageError, is_agent, load_module
+from .._run.arguments import MISSING
+from .._shared.results import ExecuteSuccess
 from ._progress import Progress, make_lines
 from ._run import EXIT_INTERRUPTED, execute, output_json, write_json
 
 __all__ = ["Example", "add_demo_parser", "demo_command", "discover", "examples_dir"]
+
+PACKAGE = Path(__file__).resolve().parent.parent
+"""The installed ``typedagent`` package: a wheel carries the examples in its ``_examples`` folder."""
 
 
 def add_demo_parser(commands: Any) -> None:
@@ -58,7 +59,7 @@ def examples_dir() -> Path:
 
     The checkout comes first so an editable install always runs the examples as they are edited.
     """
-    package = Path(typedagent.__file__).resolve().parent
+    package = PACKAGE
     for candidate in (package.parent.parent / "examples", package / "_examples"):
         if candidate.is_dir():
             return candidate

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._client import close_client, default_client
-from ._load import ImportFailed, UsageError, load_agent
+from .._agent.locate import ImportFailed, UsageError, load_agent
+from .._api.client import close_client, default_client
 from ._run import _positive_int
 
 __all__ = ["add_eval_parser", "eval_command"]
@@ -69,20 +69,7 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             baseline = EvalReport.load(args.baseline)
         except (ValueError, OSError) as exc:
             raise UsageError(f"--baseline: {exc}") from None
-    client: Any = None
-    if args.cassette is not None:
-        from ..testing import CassetteError, ReplayClient
-
-        try:
-            client = ReplayClient(args.cassette)
-        except CassetteError as exc:
-            raise UsageError(f"--cassette: {exc}") from None
-    elif not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError("ANTHROPIC_API_KEY is not set: export it, or replay a recording with --cassette PATH")
-    elif args.record is not None:
-        from ..testing import RecordingClient
-
-        client = RecordingClient(default_client(), args.record)
+    client = _client(args)
 
     async def evaluate() -> EvalReport:
         try:
@@ -112,3 +99,21 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             path.write_text(text)
         stderr.write(f"wrote {path}\n")
     return 0 if report.passed else EXIT_THRESHOLD_FAILED
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The client of the run: a replay of ``--cassette``, a recording one with ``--record``, else the default."""
+    if args.cassette is not None:
+        from ..testing import CassetteError, ReplayClient
+
+        try:
+            return ReplayClient(args.cassette)
+        except CassetteError as exc:
+            raise UsageError(f"--cassette: {exc}") from None
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError("ANTHROPIC_API_KEY is not set: export it, or replay a recording with --cassette PATH")
+    if args.record is not None:
+        from ..testing import RecordingClient
+
+        return RecordingClient(default_client(), args.record)
+    return None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._progress import Progress, to_json
 
 if TYPE_CHECKING:
-    from .._stream_events import AgentStreamEvent
+    from .._streaming.events import AgentStreamEvent
 
 __all__ = ["LiveView"]
 

@@ -8,12 +8,12 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from .. import __version__
+from .._agent.locate import UsageError
+from .._shared.version import __version__
 from ._batch import add_batch_parser, batch_command
 from ._check import add_check_parser, check_command
 from ._demo import add_demo_parser, demo_command
 from ._eval import add_eval_parser, eval_command
-from ._load import UsageError
 from ._run import EXIT_INTERRUPTED, add_run_parser, run_command
 
 __all__ = ["build_parser", "main"]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import pydantic_core
 
-from .._callbacks import (
+from .._shared.events import (
     AttemptStart,
     ExecuteCallbacks,
     ExecutionState,
@@ -18,11 +18,11 @@ from .._callbacks import (
     ToolResult,
     ValidationFailure,
 )
-from .._results import ExecuteFailure, ExecutionMetadata, TokenUsage
+from .._shared.results import ExecuteFailure, ExecutionMetadata, TokenUsage
 
 if TYPE_CHECKING:
-    from .._definition import AgentDefinition
-    from .._results import ExecuteResult
+    from .._agent.definition import AgentDefinition
+    from .._shared.results import ExecuteResult
 
 __all__ = ["Lines", "Progress", "Summary", "make_lines", "to_json"]
 

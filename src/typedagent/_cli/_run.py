@@ -14,17 +14,17 @@ from typing import Any, TextIO
 
 import pydantic
 
-from .._arguments import MISSING
-from .._callbacks import ExecuteCallbacks
-from .._definition import AgentDefinition
-from .._limits import AbortEvent
-from .._loop import execute_agent
-from .._results import ExecuteFailure, ExecuteResult
-from .._stream_agent import stream_agent
-from .._stream_events import AgentStreamEvent
-from .._sync import run_blocking
+from .._agent.definition import AgentDefinition
+from .._agent.locate import ImportFailed, Target, UsageError, load_agent
+from .._run.arguments import MISSING
+from .._run.loop import execute_agent
+from .._run.sync import run_blocking
+from .._shared.events import ExecuteCallbacks
+from .._shared.limits import AbortEvent
+from .._shared.results import ExecuteFailure, ExecuteResult
+from .._streaming.events import AgentStreamEvent
+from .._streaming.stream import stream_agent
 from ._live import LiveView
-from ._load import ImportFailed, Target, UsageError, load_agent
 from ._progress import Progress
 
 __all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "output_json", "run_command", "write_json"]
@@ -260,7 +260,7 @@ def _client(args: argparse.Namespace) -> tuple[Any, str]:
             "ANTHROPIC_API_KEY is not set: export it to run live, replay a recorded run with --replay CASSETTE, "
             "answer from the module's scripted_client() with --scripted, or try `typedagent demo`, which runs offline"
         )
-    from .._client import default_client  # a malformed ANTHROPIC_BASE_URL then fails the run, as in execute_agent
+    from .._api.client import default_client  # a malformed ANTHROPIC_BASE_URL then fails the run, as in execute_agent
 
     if args.record is not None:
         from ..testing import RecordingClient

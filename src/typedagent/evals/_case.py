@@ -8,7 +8,7 @@ from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
-from .._generics import subscriptable
+from .._shared.generics import subscriptable
 from ._score import Evaluator
 
 __all__ = ["Case", "Dataset", "Thresholds"]

@@ -9,8 +9,8 @@ from typing import Any, Generic, cast
 
 from typing_extensions import TypeVar
 
-from .._errors import AgentErrorCode
-from .._generics import subscriptable
+from .._shared.errors import AgentErrorCode
+from .._shared.generics import subscriptable
 from ._compare import differences, leaf_count, lookup, plain
 from ._score import EvalContext, Score
 

@@ -12,7 +12,7 @@ import pydantic
 import pydantic_core
 from typing_extensions import TypedDict, TypeVar  # pydantic needs this TypedDict on Python < 3.12
 
-from .._definition import AgentDefinition
+from .._agent.definition import AgentDefinition
 from ._case import Case, Dataset, Thresholds
 from ._evaluators import Budget, Contains, ExpectedOutput, FieldEquals, Outcome
 from ._judge import LLMJudge

@@ -10,10 +10,10 @@ from typing import Any
 import pydantic
 from pydantic import BaseModel, Field
 
-from .._client import MessagesClient
-from .._definition import AgentDefinition, ValidationConfig, define_agent
-from .._loop import execute_agent
-from .._output import OutputTool
+from .._agent.definition import AgentDefinition, ValidationConfig, define_agent
+from .._agent.output import OutputTool
+from .._api.client import MessagesClient
+from .._run.loop import execute_agent
 from ._compare import plain
 from ._score import EvalContext, Score
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-from .._results import TokenUsage
+from .._shared.results import TokenUsage
 from ._case import Thresholds
 from ._score import Score
 

@@ -14,14 +14,14 @@ import pydantic
 import pydantic_core
 from typing_extensions import TypeVar
 
-from .._client import MessagesClient
-from .._definition import AgentDefinition
-from .._errors import AgentErrorCode
-from .._inputs import RunInput
-from .._limits import ExecutionLimits
-from .._many import execute_many
-from .._results import ExecuteResult
-from .._sync import refuse_running_loop, run_blocking
+from .._agent.definition import AgentDefinition
+from .._api.client import MessagesClient
+from .._many.inputs import RunInput
+from .._many.many import execute_many
+from .._run.sync import refuse_running_loop, run_blocking
+from .._shared.errors import AgentErrorCode
+from .._shared.limits import ExecutionLimits
+from .._shared.results import ExecuteResult
 from ._case import Case, Dataset
 from ._evaluators import Outcome
 from ._report import CaseResult, EvalReport, EvalRun

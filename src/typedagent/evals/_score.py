@@ -8,9 +8,9 @@ from typing import Any, Generic, Protocol, cast
 
 from typing_extensions import TypeVar
 
-from .._errors import AgentErrorCode
-from .._generics import subscriptable
-from .._results import TokenUsage
+from .._shared.errors import AgentErrorCode
+from .._shared.generics import subscriptable
+from .._shared.results import TokenUsage
 
 __all__ = ["EvalContext", "Evaluator", "Score", "ToolUse", "tool_uses"]
 

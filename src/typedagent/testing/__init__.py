@@ -47,8 +47,6 @@ from ._items import (
     pause_turn,
     redacted_thinking,
     response,
-    script_from_json,
-    script_to_json,
     submit_call,
     text,
     thinking,
@@ -58,6 +56,7 @@ from ._items import (
 from ._process import FakeAnthropicServerProcess
 from ._ratelimit import ServerRateLimits
 from ._schema_client import SchemaClient, use_client
+from ._script_json import script_from_json, script_to_json
 from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient
 from ._server import FakeAnthropicServer
 from ._server_items import (

@@ -16,7 +16,7 @@ from ._stream_script import RecordedStream
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-    from .._client import MessagesClient
+    from .._api.client import MessagesClient
 
 __all__ = ["CassetteError", "RecordingClient", "ReplayClient", "redact"]
 

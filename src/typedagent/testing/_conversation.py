@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
-from .._results import ExecuteFailure, ExecuteSuccess, ExecutionMetadata
+from .._shared.results import ExecuteFailure, ExecuteSuccess, ExecutionMetadata
 
 __all__ = [
     "Conversation",

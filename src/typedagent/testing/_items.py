@@ -1,21 +1,21 @@
 """What a script holds, the helpers that build it, and how an item becomes a Messages API response.
 
 Every testing client (``ScriptedClient``, ``FunctionClient``, ``FakeAnthropicServer``) serves the same
-items through ``render_message``, so a script means the same thing in process and over HTTP.
+items through ``render_message`` (``_render``), so a script means the same thing in process and over HTTP.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
 from pydantic_core import to_jsonable_python
 
-from .._api_errors import STATUS_TYPES
-from .._numbers import check_non_negative
-from .._output import WRAPPER_KEY
+from .._agent.output import WRAPPER_KEY
+from .._api.api_errors import STATUS_TYPES
+from .._shared.numbers import check_non_negative
 
 __all__ = [
     "ApiErrorSpec",
@@ -33,10 +33,7 @@ __all__ = [
     "malformed_body",
     "output_call",
     "redacted_thinking",
-    "render_message",
     "response",
-    "script_from_json",
-    "script_to_json",
     "submit_call",
     "text",
     "thinking",
@@ -397,186 +394,4 @@ def as_response(item: ScriptItem) -> ScriptedResponse:
     raise ScriptError(
         f"{type(item).__name__} is not a script item: build scripts with the typedagent.testing helpers "
         "(tool_call, output_call, text, response, api_error, delay, malformed_body, ...)"
-    )
-
-
-def render_message(
-    item: ScriptItem,
-    params: Mapping[str, Any],
-    *,
-    call: int,
-    message_id: str,
-    new_id: Callable[[], str],
-    source: str,
-) -> dict[str, Any]:
-    """The Messages API response JSON for an answering item, given the request it answers.
-
-    Resolves ``output_call`` names from the request's tools, generates missing tool_use ids (``srvtoolu_``
-    and ``mcptoolu_`` ones for server and MCP calls), and points a server tool result without a ``tool_use_id``
-    at the last server or MCP call before it in the response.
-
-    Raises:
-        ScriptError: A block calls a tool the request does not offer (and is not marked ``unknown``), or a server
-            tool result has no call to answer.
-    """
-    scripted = as_response(item)
-    offered = [tool.get("name") for tool in params.get("tools") or ()]
-    content: list[dict[str, Any]] = []
-    last_server_call: str | None = None
-    for index, block in enumerate(scripted.blocks, start=1):
-        data = dict(block.data)
-        if block.type in SERVER_CALL_PREFIXES:
-            data["id"] = data.get("id") or f"{SERVER_CALL_PREFIXES[block.type]}{new_id().removeprefix('toolu_')}"
-            last_server_call = data["id"]
-        elif block.type.endswith("_tool_result") and "tool_use_id" in data and data["tool_use_id"] is None:
-            if last_server_call is None:
-                raise ScriptError(
-                    f"{source}: response {call}, block {index} ({block.type}) follows no server tool call in its "
-                    "response: pass tool_use_id= with the id of the call it answers (a call of the paused response "
-                    "before it, say)."
-                )
-            data["tool_use_id"] = last_server_call
-        elif block.type == "tool_use":
-            if block.output:
-                candidates = [tool for tool in params.get("tools") or () if tool.get("name") != "submit"]
-                if not candidates:
-                    raise ScriptError(f"{source}: request {call} offers no tools, so output_call has none to call.")
-                data["name"] = candidates[-1].get("name")
-                data["input"] = _wrapped_if_needed(data["input"], candidates[-1].get("input_schema"))
-            if data["name"] not in offered and not block.unknown:
-                raise ScriptError(
-                    f"{source}: response {call}, block {index} calls tool {data['name']!r}, but the request "
-                    f"offered only {offered}. Fix the name, or pass unknown=True to call a missing tool on purpose."
-                )
-            data["id"] = data["id"] or new_id()
-        content.append({"type": block.type, **data})
-    has_tool = any(block.type == "tool_use" for block in scripted.blocks)
-    message: dict[str, Any] = {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": scripted.model or params.get("model", "scripted"),
-        "content": content,
-        "stop_reason": scripted.stop_reason or ("tool_use" if has_tool else "end_turn"),
-        "stop_sequence": None,
-        "usage": dict(scripted.usage),
-    }
-    if scripted.container is not None:
-        message["container"] = {"id": scripted.container, "expires_at": CONTAINER_EXPIRY}
-    return message
-
-
-SERVER_CALL_PREFIXES: Final = {"server_tool_use": "srvtoolu_", "mcp_tool_use": "mcptoolu_"}
-"""The calls the API carries out itself, and the prefix of the ids it gives them."""
-
-CONTAINER_EXPIRY: Final = "2030-01-01T00:00:00Z"
-"""When a scripted container expires (far enough away for any test run)."""
-
-
-def _wrapped_if_needed(tool_input: object, schema: object) -> object:
-    """``{"value": tool_input}`` when the output tool wraps its output and the input is not wrapped yet."""
-    if not isinstance(schema, Mapping):
-        return tool_input
-    fields = cast("Mapping[str, Any]", schema)
-    wraps = (
-        list(fields.get("properties") or ()) == [WRAPPER_KEY]
-        and fields.get("required") == [WRAPPER_KEY]
-        and fields.get("additionalProperties") is False
-    )
-    return {WRAPPER_KEY: tool_input} if wraps and not _only_value(tool_input) else tool_input
-
-
-def _only_value(data: object) -> bool:
-    return isinstance(data, Mapping) and list(cast("Mapping[str, Any]", data)) == [WRAPPER_KEY]
-
-
-def script_to_json(items: Iterable[ScriptItem]) -> list[Any]:
-    """A script as JSON-ready data (for ``python -m typedagent.testing.fake_server --script FILE``)."""
-    return [_item_to_json(item) for item in items]
-
-
-def _item_to_json(item: ScriptItem) -> Any:
-    if isinstance(item, ApiErrorSpec):
-        return {
-            "kind": "error",
-            "status": item.status,
-            "message": item.message,
-            "error_type": item.error_type,
-            "request_id": item.request_id,
-            "headers": dict(item.headers),
-        }
-    if isinstance(item, Delayed):
-        return {"kind": "delay", "seconds": item.seconds, "item": _item_to_json(item.item)}
-    if isinstance(item, MalformedBody):
-        return {"kind": "malformed", "body": item.body, "status": item.status}
-    from ._stream_script import StreamFault  # it builds on this module
-
-    if isinstance(item, StreamFault):
-        fault = {"fault": item.fault, "after": item.after, "error_type": item.error_type}
-        return {"kind": "stream_fault", **fault, "item": _item_to_json(item.item)}
-    scripted = as_response(item)
-    blocks: list[dict[str, Any]] = []
-    for block in scripted.blocks:
-        data: dict[str, Any] = {"type": block.type, **block.data}
-        if block.output:
-            data["output"] = True
-        if block.unknown:
-            data["unknown"] = True
-        blocks.append(data)
-    entry = {"kind": "response", "content": blocks, "stop_reason": scripted.stop_reason, "usage": dict(scripted.usage)}
-    if scripted.container is not None:
-        entry["container"] = scripted.container
-    if scripted.model is not None:
-        entry["model"] = scripted.model
-    return entry
-
-
-def script_from_json(data: Iterable[Any]) -> list[ScriptItem]:
-    """The inverse of ``script_to_json`` (a bare string is a text response)."""
-    return [_item_from_json(entry) for entry in data]
-
-
-def _item_from_json(value: object) -> ScriptItem:
-    if isinstance(value, str):
-        return value
-    entry: Mapping[str, Any] = cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
-    kind = entry.get("kind")
-    if kind == "error":
-        return ApiErrorSpec(
-            status=entry["status"],
-            message=entry.get("message", "scripted API error"),
-            error_type=entry.get("error_type"),
-            request_id=entry.get("request_id"),
-            headers=dict(entry.get("headers") or {}),
-        )
-    if kind == "delay":
-        return Delayed(seconds=float(entry["seconds"]), item=_item_from_json(entry["item"]))
-    if kind == "malformed":
-        return MalformedBody(body=entry["body"], status=entry.get("status", 200))
-    if kind == "stream_fault":
-        from ._stream_script import StreamFault
-
-        item = _item_from_json(entry["item"])
-        return StreamFault(item=item, after=int(entry["after"]), fault=entry["fault"], error_type=entry["error_type"])
-    if kind == "response":
-        blocks: list[Block] = []
-        raw: dict[str, Any]
-        for raw in entry["content"]:
-            data = {k: v for k, v in raw.items() if k not in ("type", "output", "unknown")}
-            if raw["type"] == "tool_use":
-                data.setdefault("id", None)
-            blocks.append(
-                Block(type=raw["type"], data=data, output=bool(raw.get("output")), unknown=bool(raw.get("unknown")))
-            )
-        usage: Mapping[str, Any] | None = entry.get("usage")
-        return response(
-            *blocks,
-            stop_reason=entry.get("stop_reason"),
-            usage=usage,
-            container=entry.get("container"),
-            model=entry.get("model"),
-        )
-    raise ValueError(
-        f"script entry {value!r} is not a script item: expected a string or an object whose 'kind' is "
-        "'response', 'error', 'delay', 'malformed' or 'stream_fault' (see script_to_json)."
     )

@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .._numbers import check_non_negative
-from ._items import ScriptItem, script_to_json
+from .._shared.numbers import check_non_negative
+from ._items import ScriptItem
 from ._ratelimit import ServerRateLimits
+from ._script_json import script_to_json
 from ._server import sdk_client
 
 if TYPE_CHECKING:

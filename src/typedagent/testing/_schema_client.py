@@ -7,9 +7,9 @@ import random
 from collections.abc import Coroutine, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._arguments import check_client
-from .._client import CLIENT_IN_CONTEXT, MessagesClient
-from .._output import SUBMIT_TOOL_NAME
+from .._agent.output import SUBMIT_TOOL_NAME
+from .._api.client import CLIENT_IN_CONTEXT, MessagesClient
+from .._run.arguments import check_client
 from ._items import Block, ScriptError, ScriptItem, response, submit_call, tool_call
 from ._schema_values import RandomChooser, SchemaValueError, generate
 from ._scripted import _InProcessClient

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import pydantic
 
-from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep, render_message
+from ._items import ApiErrorSpec, Delayed, MalformedBody, ScriptError, ScriptItem, ScriptStep
+from ._render import render_message
 from ._stream_script import ScriptedStream, StreamFault, message_events, recorded_message
 
 if TYPE_CHECKING:

@@ -5,15 +5,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import signal
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from http import HTTPStatus
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
-from .._numbers import check_non_negative
+from .._shared.numbers import check_non_negative
+from ._http import HttpReply, json_reply
 from ._items import (
     ApiErrorSpec,
     Block,
@@ -24,11 +20,12 @@ from ._items import (
     ScriptItem,
     as_response,
     error_body,
-    render_message,
 )
+from ._loopback import LoopbackServer
 from ._ratelimit import RateLimitBuckets, ServerRateLimits, output_tokens
+from ._render import render_message
 from ._server_batches import FakeBatches
-from ._server_stream import SseReply, sse_reply
+from ._server_stream import sse_reply
 from ._stream_script import StreamFault, recorded_message
 
 if TYPE_CHECKING:
@@ -37,35 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["FakeAnthropicServer"]
 
 _SOURCE = "FakeAnthropicServer"
-_REASONS = {529: "Overloaded"}
-
-
-@dataclass(slots=True)
-class _Reply:
-    status: int = 200
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    action: Literal["send", "drop", "hang"] = "send"
-    stream: SseReply | None = None
-    """A streamed answer, sent instead of ``body``."""
-
-    def encode(self, keep_alive: bool) -> bytes:
-        reason = _REASONS.get(self.status) or (HTTPStatus(self.status).phrase if self.status in _KNOWN else "Unknown")
-        head = [
-            f"HTTP/1.1 {self.status} {reason}",
-            "content-type: application/json",
-            f"content-length: {len(self.body)}",
-            f"connection: {'keep-alive' if keep_alive else 'close'}",
-            *(f"{name}: {value}" for name, value in self.headers.items()),
-        ]
-        return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + self.body
-
-
-_KNOWN = frozenset(status.value for status in HTTPStatus)
-
-
-def _json_reply(status: int, data: Any, headers: Mapping[str, str] | None = None) -> _Reply:
-    return _Reply(status=status, body=json.dumps(data).encode(), headers=dict(headers or {}))
 
 
 def sdk_client(base_url: str, *, keep_alive: bool, **kwargs: Any) -> AsyncAnthropic:
@@ -86,7 +54,7 @@ def _answers(item: ScriptItem) -> bool:
     return isinstance(item, ScriptedResponse | Block | str)
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(LoopbackServer):
     """A local Messages API server (HTTP/1.1 with keep-alive on 127.0.0.1) driven by a script.
 
     The real ``anthropic`` SDK talks to it over real sockets, so its retries, ``retry-after``
@@ -138,6 +106,7 @@ class FakeAnthropicServer:
         strict: bool = True,
         rate_limits: ServerRateLimits | None = None,
     ) -> None:
+        super().__init__(host=host, port=port)
         self.script: list[ScriptItem] = list(script)
         self.per_conversation = per_conversation
         self.latency_ms = check_non_negative(latency_ms, "latency_ms")
@@ -149,35 +118,15 @@ class FakeAnthropicServer:
         """The headers of those requests (lower-case names), in the same order."""
         self.requests_served = 0
         """``POST /v1/messages`` requests handled, faults included."""
-        self.problems: list[str] = []
-        """Requests the script could not answer, with the reason."""
         self.rate_limits = rate_limits
         self.rate_limited = 0
         """Requests refused with a 429 by ``rate_limits``."""
         self._buckets = None if rate_limits is None else RateLimitBuckets(rate_limits)
-        self._host = host
-        self._port = port
         self._next = 0
         self._ids = itertools.count(1)
         self._steps: list[tuple[list[ScriptItem], ScriptItem | None]] | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping: asyncio.Event | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
         self.batches = FakeBatches(self)
         """The Message Batches endpoints (``/v1/messages/batches``): their settings and counters."""
-
-    @property
-    def port(self) -> int:
-        """The bound port (known once started)."""
-        if not self._port:
-            raise RuntimeError("FakeAnthropicServer is not started: use it as a context manager or call start().")
-        return self._port
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>``: pass it as ``AsyncAnthropic(base_url=...)``."""
-        return f"http://{self._host}:{self.port}"
 
     @property
     def remaining(self) -> int:
@@ -199,152 +148,24 @@ class FakeAnthropicServer:
         """
         return sdk_client(self.base_url, keep_alive=keep_alive, **kwargs)
 
-    def start(self) -> FakeAnthropicServer:
-        """Serve from a background thread; returns once the port is bound."""
-        if self._thread is not None:
-            raise RuntimeError("FakeAnthropicServer is already running.")
-        ready = threading.Event()
-        failures: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                asyncio.run(self.serve(on_ready=lambda _url: ready.set()))
-            except BaseException as exc:  # reported to the starting thread, which raises it
-                failures.append(exc)
-                ready.set()
-
-        self._thread = threading.Thread(target=run, name="FakeAnthropicServer", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failures:
-            self._thread.join()
-            self._thread = None
-            raise failures[0]
-        return self
-
-    def stop(self) -> None:
-        """Close every connection and stop serving (no-op when not running)."""
-        thread, self._thread = self._thread, None
-        if thread is None:
-            return
-        self.request_stop()
-        thread.join()
-
-    def request_stop(self) -> None:
-        """Ask ``serve()`` to return; safe from any thread."""
-        loop, stopping = self._loop, self._stopping
-        if loop is not None and stopping is not None:
-            loop.call_soon_threadsafe(stopping.set)
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-        self._raise_problems(exc)
-
-    async def __aenter__(self) -> FakeAnthropicServer:
-        return await asyncio.to_thread(self.start)
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await asyncio.to_thread(self.stop)
-        self._raise_problems(exc)
-
-    def _raise_problems(self, exc: BaseException | None) -> None:
-        if exc is None and self.strict and self.problems:
-            listing = "\n".join(f"  - {problem}" for problem in self.problems)
-            raise ScriptError(f"FakeAnthropicServer could not answer {len(self.problems)} request(s):\n{listing}")
-
-    async def serve(self, *, on_ready: Callable[[str], object] | None = None, handle_signals: bool = False) -> None:
-        """Serve in the running event loop until ``request_stop()`` (or SIGTERM/SIGINT with ``handle_signals``).
-
-        ``on_ready`` receives the base URL once the port is bound.
-        """
-        self._loop = asyncio.get_running_loop()
-        self._stopping = asyncio.Event()
-        server = await asyncio.start_server(self._connection, self._host, self._port, backlog=4096)
-        self._port = server.sockets[0].getsockname()[1]
-        if handle_signals:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                self._loop.add_signal_handler(signum, self._stopping.set)
-        try:
-            if on_ready is not None:
-                on_ready(self.base_url)
-            await self._stopping.wait()
-        finally:
-            if handle_signals:
-                for signum in (signal.SIGTERM, signal.SIGINT):
-                    self._loop.remove_signal_handler(signum)
-            server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-            await server.wait_closed()
-            self._loop = self._stopping = None
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            while True:
-                request = await _read_request(reader)
-                if request is None:
-                    return
-                method, target, version, headers, body = request
-                try:
-                    reply = await self._answer(method, target, headers, body)
-                except Exception as exc:  # a bug or an unusable item: tell the client, do not hang it
-                    self.problems.append(f"request failed in the server: {type(exc).__name__}: {exc}")
-                    message = f"FakeAnthropicServer failed: {type(exc).__name__}: {exc}"
-                    reply = _json_reply(500, error_body("api_error", message), {"x-should-retry": "false"})
-                if reply.action == "drop":
-                    writer.transport.abort()
-                    return
-                if reply.action == "hang":
-                    await reader.read()  # answer nothing until the client gives up and closes
-                    return
-                keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-                if reply.stream is not None:
-                    if not await reply.stream.write(writer, keep_alive, reply.headers) or not keep_alive:
-                        if reply.stream.fault == "stall":
-                            await reader.read()  # silence until the client gives up and closes
-                        return
-                    continue
-                writer.write(reply.encode(keep_alive))
-                await writer.drain()
-                if not keep_alive:
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-            return  # the client went away or sent something that is not HTTP
-        except asyncio.CancelledError:
-            return  # the server is stopping; ending normally keeps asyncio from logging each connection
-        finally:
-            self._tasks.discard(task)
-            writer.close()
-
-    async def _answer(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> _Reply:
+    async def _answer(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> HttpReply:
         path = target.split("?", 1)[0]
         if method == "GET" and path == "/_fake/stats":
             stats: dict[str, Any] = {"requests_served": self.requests_served, "problems": self.problems}
             if self.rate_limits is not None:
                 stats["rate_limited"] = self.rate_limited
-            return _json_reply(200, stats)
+            return json_reply(200, stats)
         if path.startswith("/v1/messages/batches"):
             return await self.batches.answer(method, target, body)
         if method != "POST" or path != "/v1/messages":
             message = f"{_SOURCE} serves POST /v1/messages only, not {method} {path}."
-            return _json_reply(404, error_body("not_found_error", message))
+            return json_reply(404, error_body("not_found_error", message))
         try:
             parsed: object = json.loads(body)
         except ValueError:
             parsed = None
         if not isinstance(parsed, dict):
-            return _json_reply(400, error_body("invalid_request_error", "The request body is not a JSON object."))
+            return json_reply(400, error_body("invalid_request_error", "The request body is not a JSON object."))
         params = cast("dict[str, Any]", parsed)
         if self.record_requests:
             self.requests.append(params)
@@ -360,18 +181,18 @@ class FakeAnthropicServer:
         except ScriptError as exc:
             self.problems.append(str(exc))
             headers = {"request-id": f"req_fake_{call:06d}", "x-should-retry": "false"}
-            return _json_reply(400, error_body("invalid_request_error", str(exc)), headers)
+            return json_reply(400, error_body("invalid_request_error", str(exc)), headers)
 
     async def _answer_limited(
         self, buckets: RateLimitBuckets, params: dict[str, Any], headers: Mapping[str, str], call: int
-    ) -> _Reply:
+    ) -> HttpReply:
         """Admit the request at arrival, as the API does, then answer it (or refuse it with a 429) after the latency."""
         request_id = f"req_fake_{call:06d}"
         try:
             item = self._pick(params, headers, call)
         except ScriptError as exc:
             self.problems.append(str(exc))
-            return _json_reply(400, error_body("invalid_request_error", str(exc)), {"request-id": request_id})
+            return json_reply(400, error_body("invalid_request_error", str(exc)), {"request-id": request_id})
         admission = buckets.admit(params, item)
         if admission.rejected is not None:
             if not self.per_conversation:
@@ -380,7 +201,7 @@ class FakeAnthropicServer:
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
         if admission.rejected is not None:
-            return _json_reply(429, admission.rejected, {"request-id": request_id, **admission.headers})
+            return json_reply(429, admission.rejected, {"request-id": request_id, **admission.headers})
         reply = await self._render(item, params, call)
         buckets.settle(admission, output_tokens(item) if reply.status == 200 else 0)
         reply.headers.update(admission.headers)
@@ -429,7 +250,7 @@ class FakeAnthropicServer:
             self._steps = steps
         return self._steps
 
-    async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> _Reply:
+    async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> HttpReply:
         fault: StreamFault | None = None
         while isinstance(item, Delayed | StreamFault):
             if isinstance(item, StreamFault):
@@ -442,16 +263,16 @@ class FakeAnthropicServer:
         request_id = f"req_fake_{call:06d}"
         if isinstance(item, ApiErrorSpec):
             if item.status == "connection":
-                return _Reply(action="drop")
+                return HttpReply(action="drop")
             if item.status == "timeout":
-                return _Reply(action="hang")
+                return HttpReply(action="hang")
             headers = {"request-id": item.request_id or request_id, **item.headers}
-            return _json_reply(item.status, error_body(item.resolved_type, item.message), headers)
+            return json_reply(item.status, error_body(item.resolved_type, item.message), headers)
         if isinstance(item, MalformedBody):
             recorded = recorded_message(item.body) if params.get("stream") and item.status == 200 else None
             if recorded is not None:
-                return _Reply(stream=sse_reply(recorded, fault, request_id))
-            return _Reply(status=item.status, body=item.body.encode(), headers={"request-id": request_id})
+                return HttpReply(stream=sse_reply(recorded, fault, request_id))
+            return HttpReply(status=item.status, body=item.body.encode(), headers={"request-id": request_id})
         message = render_message(
             item,
             params,
@@ -461,8 +282,8 @@ class FakeAnthropicServer:
             source=_SOURCE,
         )
         if params.get("stream"):
-            return _Reply(stream=sse_reply(message, fault, request_id))
-        return _json_reply(200, message, {"request-id": request_id})
+            return HttpReply(stream=sse_reply(message, fault, request_id))
+        return json_reply(200, message, {"request-id": request_id})
 
 
 def _position(messages: Iterable[Mapping[str, Any]], steps: list[tuple[list[ScriptItem], ScriptItem | None]]) -> int:
@@ -491,28 +312,3 @@ def _scripted(item: ScriptItem | None) -> ScriptedResponse | None:
     while isinstance(item, Delayed):
         item = item.item
     return as_response(item) if item is not None else None
-
-
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, str, dict[str, str], bytes] | None:
-    """One HTTP/1.1 request, or None when the client closed the connection between requests."""
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as exc:
-        if exc.partial.strip():
-            raise
-        return None
-    request_line, *lines = head[:-4].decode("latin-1").split("\r\n")
-    method, target, version = request_line.split(" ", 2)
-    headers: dict[str, str] = {}
-    for line in lines:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        chunks: list[bytes] = []
-        while size := int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16):
-            chunks.append(await reader.readexactly(size))
-            await reader.readexactly(2)
-        await reader.readuntil(b"\r\n")  # the empty trailer
-        return method, target, version, headers, b"".join(chunks)
-    body = await reader.readexactly(int(headers.get("content-length", "0")))
-    return method, target, version, headers, body

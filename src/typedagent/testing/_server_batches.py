@@ -13,12 +13,15 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from ._http import HttpReply, json_reply
 from ._items import ScriptError, error_body
 
 if TYPE_CHECKING:
-    from ._server import FakeAnthropicServer, _Reply
+    from collections.abc import Mapping
+
+    from ._items import ScriptItem
 
 __all__ = ["FakeBatches"]
 
@@ -27,6 +30,23 @@ _EXPIRY = timedelta(hours=24)
 _MAX_REQUESTS = 100_000
 
 ResultType = Literal["succeeded", "errored", "canceled", "expired"]
+
+
+class _Host(Protocol):
+    """What the batches need of the ``FakeAnthropicServer`` they belong to: its script, its records, its address."""
+
+    record_requests: bool
+    requests: list[dict[str, Any]]
+    request_headers: list[dict[str, str]]
+    requests_served: int
+    problems: list[str]
+
+    @property
+    def base_url(self) -> str: ...
+
+    def _pick(self, params: Mapping[str, Any], headers: Mapping[str, str], call: int) -> ScriptItem: ...
+
+    async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> HttpReply: ...
 
 
 @dataclass(slots=True)
@@ -56,7 +76,7 @@ class FakeBatches:
     ``created`` counts the batches created and ``submitted`` the requests in them, for assertions.
     """
 
-    def __init__(self, server: FakeAnthropicServer) -> None:
+    def __init__(self, server: _Host) -> None:
         self.server = server
         self.processing_s = 0.0
         """Seconds a batch stays ``in_progress`` after its creation."""
@@ -69,49 +89,45 @@ class FakeBatches:
         self.batches: dict[str, _FakeBatch] = {}
         self._ids = itertools.count(1)
 
-    async def answer(self, method: str, target: str, body: bytes) -> _Reply:
+    async def answer(self, method: str, target: str, body: bytes) -> HttpReply:
         """Answer a request under ``/v1/messages/batches``."""
-        from ._server import _json_reply
-
         path, _, query = target.partition("?")
         parts = path[len(_PREFIX) :].strip("/").split("/") if path != _PREFIX else []
         if method == "POST" and not parts:
             return self._create(body)
         if method == "GET" and not parts:
-            return _json_reply(200, self._list(query))
+            return json_reply(200, self._list(query))
         batch = self.batches.get(parts[0]) if parts else None
         if batch is None:
             message = f"FakeAnthropicServer has no message batch {parts[0] if parts else ''!r} ({method} {path})."
-            return _json_reply(404, error_body("not_found_error", message))
+            return json_reply(404, error_body("not_found_error", message))
         if method == "DELETE" and len(parts) == 1:
             await self._process(batch)
             if batch.ended_at is None:
                 message = f"Message batch {batch.id!r} is still processing: cancel it before deleting it."
-                return _json_reply(400, error_body("invalid_request_error", message))
+                return json_reply(400, error_body("invalid_request_error", message))
             del self.batches[batch.id]
-            return _json_reply(200, {"id": batch.id, "type": "message_batch_deleted"})
+            return json_reply(200, {"id": batch.id, "type": "message_batch_deleted"})
         if method == "POST" and parts[1:] == ["cancel"]:
             if batch.ended_at is None and batch.cancel_initiated_at is None:
                 batch.cancel_initiated_at = datetime.now(UTC)
-            return _json_reply(200, self._object(batch))
+            return json_reply(200, self._object(batch))
         if method == "GET" and len(parts) == 1:
             await self._process(batch)
-            return _json_reply(200, self._object(batch))
+            return json_reply(200, self._object(batch))
         if method == "GET" and parts[1:] == ["results"]:
             await self._process(batch)
             if batch.results is None:
                 message = f"Message batch {batch.id!r} has not ended: its results are not ready yet."
-                return _json_reply(400, error_body("invalid_request_error", message))
-            reply = _json_reply(200, None)
+                return json_reply(400, error_body("invalid_request_error", message))
+            reply = json_reply(200, None)
             reply.body = b"".join(json.dumps(line).encode() + b"\n" for line in batch.results)
             reply.headers["content-type"] = "application/binary"
             return reply
         message = f"FakeAnthropicServer does not serve {method} {path}."
-        return _json_reply(404, error_body("not_found_error", message))
+        return json_reply(404, error_body("not_found_error", message))
 
-    def _create(self, body: bytes) -> _Reply:
-        from ._server import _json_reply
-
+    def _create(self, body: bytes) -> HttpReply:
         try:
             parsed: Any = json.loads(body)
             requests = cast("list[dict[str, Any]]", parsed["requests"])
@@ -121,10 +137,10 @@ class FakeBatches:
                     raise TypeError("params must be an object")
         except (ValueError, KeyError, TypeError) as exc:
             message = f"requests: every request needs a custom_id and a params object ({exc!r})."
-            return _json_reply(400, error_body("invalid_request_error", message))
+            return json_reply(400, error_body("invalid_request_error", message))
         if not 0 < len(requests) <= _MAX_REQUESTS or len(set(ids)) != len(ids):
             message = f"requests: 1 to {_MAX_REQUESTS} requests with unique custom_ids, got {len(requests)}."
-            return _json_reply(400, error_body("invalid_request_error", message))
+            return json_reply(400, error_body("invalid_request_error", message))
         number = next(self._ids)
         batch = _FakeBatch(
             id=f"msgbatch_fake{number:015d}", requests=requests, created=time.monotonic(), created_at=datetime.now(UTC)
@@ -132,7 +148,7 @@ class FakeBatches:
         self.batches[batch.id] = batch
         self.created += 1
         self.submitted += len(requests)
-        return _json_reply(200, self._object(batch))
+        return json_reply(200, self._object(batch))
 
     def _list(self, query: str) -> dict[str, Any]:
         fields = dict(urllib.parse.parse_qsl(query))

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 from typing_extensions import TypeVar
 
-from .._definition import AgentDefinition
-from .._output import OutputTool
+from .._agent.definition import AgentDefinition
+from .._agent.output import OutputTool
 from ._schema_values import generate
 
 if TYPE_CHECKING:

@@ -199,7 +199,7 @@ class RecordedStream:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[RawMessageStreamEvent]:
-        from typedagent._stream_call import accumulator
+        from .._api.stream_call import accumulator
 
         accumulate = accumulator(self.stream, beta=self.beta)
         snapshot: Any = None

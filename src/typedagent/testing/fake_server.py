@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._items import script_from_json
 from ._ratelimit import ServerRateLimits
+from ._script_json import script_from_json
 from ._server import FakeAnthropicServer
 
 __all__ = ["main"]

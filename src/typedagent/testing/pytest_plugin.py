@@ -38,7 +38,7 @@ from _pytest.outcomes import Failed  # pytest.fail.Exception, importable here wi
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from .._client import MessagesClient
+    from .._api.client import MessagesClient
     from ._cassette import RecordingClient, ReplayClient
     from ._scripted import ScriptedClient
     from ._server import FakeAnthropicServer
@@ -99,7 +99,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     """Collect eval suites (``*.eval.yaml``): one test per case."""
     if not file_path.name.endswith((".eval.yaml", ".eval.yml", ".eval.json")):
         return None
-    from ..evals._pytest import EvalFile
+    from ._eval_suites import EvalFile
 
     return EvalFile.from_parent(parent, path=file_path)  # pyright: ignore[reportUnknownMemberType]
 
@@ -222,7 +222,7 @@ def captured_spans() -> Iterator[InMemorySpanExporter]:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from .._tracing import Settings, swap_settings
+    from .._observability.settings import Settings, swap_settings
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()

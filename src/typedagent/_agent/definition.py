@@ -1,0 +1,347 @@
+"""``define_agent()`` and the immutable ``AgentDefinition`` it returns."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, cast, overload
+
+from typing_extensions import TypeVar
+
+from .._shared.errors import AgentDefinitionError
+from .._shared.frozen import freeze, fresh_copy, thaw
+from .._shared.generics import subscriptable
+from .._shared.numbers import is_finite_number
+from .config import ValidationConfig
+from .context import RunContext
+from .output import OutputTool
+from .tools import Helper, HelperTool
+from .toolset import agent_tools, tool_params
+from .validation import validator_takes_ctx
+
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam
+
+    from .server_tool_checks import ServerTool
+
+__all__ = ["AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
+
+OutputT = TypeVar("OutputT")
+DepsT = TypeVar("DepsT", default=None)
+
+Validator: TypeAlias = (
+    Callable[[OutputT], OutputT | Awaitable[OutputT | None] | None]
+    | Callable[[OutputT, RunContext[DepsT]], OutputT | Awaitable[OutputT | None] | None]
+)
+"""A custom validator: rejects a candidate by raising ``OutputRejected``, keeps it by returning ``None``, or
+replaces it by returning a value of the output type; may take the run context."""
+
+Instructions: TypeAlias = str | Callable[[RunContext[DepsT]], str]
+"""The system prompt, fixed or built from the run context."""
+
+RESERVED_SETTINGS: Final = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream", "cache_control"}
+)
+TRANSPORT_SETTINGS: Final = frozenset({"extra_body", "extra_headers", "extra_query", "timeout"})
+"""The SDK's per-request options, accepted by every ``messages.create``."""
+BETA_SETTINGS: Final = frozenset({"betas", "mcp_servers", "context_management", "container"})
+"""Parameters of the beta ``messages.create`` accepted too (a beta client sends them)."""
+
+
+@subscriptable
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentDefinition(Generic[OutputT, DepsT]):
+    """An agent: model, instructions, helper tools, output tool and validators. Immutable.
+
+    Build one with ``define_agent()``; run it with ``execute_agent()``.
+    """
+
+    name: str
+    """Agent name (shown in callbacks, errors and logs)."""
+    model: str
+    """Anthropic model id."""
+    output: OutputTool[OutputT]
+    """The output tool; its schema is the result type."""
+    instructions: Instructions[DepsT] | None
+    """System prompt, fixed or built per run."""
+    helpers: tuple[Helper[DepsT], ...]
+    """Helper tools the model may call."""
+    server_tools: tuple[Mapping[str, Any], ...]
+    """Server tools the API runs for the model (web search, web fetch, code execution, …): read-only copies."""
+    validators: tuple[Validator[OutputT, DepsT], ...]
+    """Custom validators, run on every candidate that passed the schema."""
+    validation: ValidationConfig
+    """Attempt and iteration limits."""
+    max_tokens: int
+    """``max_tokens`` of each response."""
+    model_settings: Mapping[str, Any]
+    """Extra Messages API parameters passed through (thinking, metadata, stop_sequences, …): a deep,
+    read-only copy (mappings are read-only views, lists are tuples)."""
+    deps_type: type[DepsT] | None
+    """Type of the run-time dependencies, or None."""
+    prompt_caching: bool
+    """Send top-level ``cache_control`` so the prompt prefix is cached."""
+    max_tool_result_chars: int
+    """Tool results longer than this are cut, with a visible marker."""
+    _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+    """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
+    _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
+    _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
+
+    @property
+    def reflection_enabled(self) -> bool:
+        """True when the output tool has a ``reflection_handler`` (and ``submit`` exists)."""
+        return self.output.reflection_enabled
+
+    def tool_params(self) -> list[ToolParam]:
+        """The exact tool definitions sent to the API: helpers, server tools, output, and ``submit`` when reflecting.
+
+        A fresh copy: changing it does not change the agent. Typed as the custom tools most entries are; an
+        Anthropic-defined tool or a server tool is there as its own definition (``type``, ``name``, settings).
+        """
+        return cast("list[ToolParam]", fresh_copy(self._tool_params))
+
+    def helper(self, name: str) -> Helper[DepsT] | None:
+        """The helper called ``name``, if any."""
+        return self._helpers_by_name.get(name)
+
+    def with_options(
+        self,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+        instructions: Instructions[DepsT] | None = None,
+        max_tokens: int | None = None,
+        model_settings: Mapping[str, Any] | None = None,
+        validation: ValidationConfig | None = None,
+    ) -> AgentDefinition[OutputT, DepsT]:
+        """A copy of this agent with some options replaced, checked as ``define_agent`` checks a new one.
+
+        An option left out (or ``None``) keeps this agent's value; ``model_settings`` replaces the settings
+        as a whole (``{**agent.model_settings, "stop_sequences": ["END"]}`` adds one). The output tool, helpers,
+        validators and deps type stay, so the copy has this agent's type.
+
+        Raises:
+            AgentDefinitionError: the new combination is invalid (a thinking budget above a lower
+                ``max_tokens``, an unknown setting, …).
+        """
+        build = cast("Callable[..., AgentDefinition[OutputT, DepsT]]", define_agent)
+        return build(
+            name=self.name if name is None else name,
+            model=self.model if model is None else model,
+            output=self.output,
+            instructions=self.instructions if instructions is None else instructions,
+            helpers=self.helpers,
+            validators=self.validators,
+            validation=self.validation if validation is None else validation,
+            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+            model_settings=thaw(self.model_settings) if model_settings is None else model_settings,
+            deps_type=self.deps_type,
+            prompt_caching=self.prompt_caching,
+            max_tool_result_chars=self.max_tool_result_chars,
+        )
+
+
+@overload
+def define_agent(
+    *,
+    name: str,
+    model: str,
+    output: OutputTool[OutputT],
+    instructions: Instructions[None] | None = None,
+    helpers: Sequence[Helper[None]] = (),
+    validators: Sequence[Validator[OutputT, None]] = (),
+    validation: ValidationConfig | None = None,
+    max_tokens: int = 4096,
+    model_settings: Mapping[str, Any] | None = None,
+    deps_type: None = None,
+    prompt_caching: bool = True,
+    max_tool_result_chars: int = 100_000,
+    server_tools: Sequence[ServerTool] = (),
+) -> AgentDefinition[OutputT, None]: ...
+@overload
+def define_agent(
+    *,
+    name: str,
+    model: str,
+    output: OutputTool[OutputT],
+    instructions: Instructions[DepsT] | None = None,
+    helpers: Sequence[Helper[DepsT]] = (),
+    validators: Sequence[Validator[OutputT, DepsT]] = (),
+    validation: ValidationConfig | None = None,
+    max_tokens: int = 4096,
+    model_settings: Mapping[str, Any] | None = None,
+    deps_type: type[DepsT],
+    prompt_caching: bool = True,
+    max_tool_result_chars: int = 100_000,
+    server_tools: Sequence[ServerTool] = (),
+) -> AgentDefinition[OutputT, DepsT]: ...
+def define_agent(
+    *,
+    name: str,
+    model: str,
+    output: OutputTool[OutputT],
+    instructions: Instructions[Any] | None = None,
+    helpers: Sequence[Helper[Any]] = (),
+    validators: Sequence[Validator[OutputT, Any]] = (),
+    validation: ValidationConfig | None = None,
+    max_tokens: int = 4096,
+    model_settings: Mapping[str, Any] | None = None,
+    deps_type: type[Any] | None = None,
+    prompt_caching: bool = True,
+    max_tool_result_chars: int = 100_000,
+    server_tools: Sequence[ServerTool] = (),
+) -> AgentDefinition[OutputT, Any]:
+    """Define an agent once, in typed code.
+
+    Args:
+        name: Agent name (callbacks, errors, logs).
+        model: Anthropic model id, e.g. ``"claude-sonnet-4-6"``.
+        output: The output tool; ``OutputTool(Model)`` makes ``Model`` the result type.
+        instructions: System prompt: a string, or a callable taking the ``RunContext``.
+        helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``.
+        validators: Callables ``(output)`` or ``(output, ctx)``: raise ``OutputRejected``, or return a repair.
+        validation: Attempt and iteration limits (``ValidationConfig()`` by default).
+        max_tokens: ``max_tokens`` of each response.
+        model_settings: Extra Messages API parameters (thinking, metadata, …), checked against the SDK's.
+        deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
+        prompt_caching: Send top-level ``cache_control`` (on by default).
+        max_tool_result_chars: Cap on each tool result's length.
+        server_tools: Tools the API runs itself: ``typedagent.server_tools`` or ``{"type": ..., "name": ...}`` dicts.
+
+    Returns:
+        The immutable ``AgentDefinition[Output, Deps]``.
+
+    Raises:
+        AgentDefinitionError: anything invalid, with a message that says how to fix it.
+    """
+    _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
+    _check_containers(helpers, validators, validation, model_settings)
+    by_name, servers = agent_tools(helpers, output, server_tools)
+    return AgentDefinition(
+        name=name,
+        model=model,
+        output=output,
+        instructions=instructions,
+        helpers=tuple(by_name.values()),
+        server_tools=servers,
+        validators=tuple(validators),
+        validation=validation or ValidationConfig(),
+        max_tokens=max_tokens,
+        model_settings=freeze(_checked_settings(model_settings or {}, max_tokens)),
+        deps_type=deps_type,
+        prompt_caching=prompt_caching,
+        max_tool_result_chars=max_tool_result_chars,
+        _tool_params=tool_params(by_name.values(), output, servers),
+        _helpers_by_name=MappingProxyType(by_name),
+        _validator_takes_ctx=tuple(validator_takes_ctx(validator) for validator in validators),
+    )
+
+
+def _check_fields(
+    name: object,
+    model: object,
+    output: object,
+    instructions: object,
+    max_tokens: object,
+    max_tool_result_chars: object,
+) -> None:
+    if not isinstance(name, str) or not name:
+        raise AgentDefinitionError(f"define_agent(name=...) must be a non-empty string, got {name!r}.")
+    if not isinstance(model, str) or not model:
+        raise AgentDefinitionError(f"define_agent(model=...) must be a model id string, got {model!r}.")
+    if not isinstance(output, OutputTool):
+        raise AgentDefinitionError(
+            f"define_agent(output=...) must be an OutputTool, got {type(output).__name__}: "
+            "wrap your model class as `OutputTool(MyModel)`."
+        )
+    if instructions is not None and not (isinstance(instructions, str) or callable(instructions)):
+        raise AgentDefinitionError("define_agent(instructions=...) must be a string or a callable taking RunContext.")
+    for label, value in (("max_tokens", max_tokens), ("max_tool_result_chars", max_tool_result_chars)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise AgentDefinitionError(f"define_agent({label}=...) must be an int >= 1, got {value!r}.")
+
+
+def _check_containers(helpers: object, validators: object, validation: object, model_settings: object) -> None:
+    for label, value in (("helpers", helpers), ("validators", validators)):
+        if callable(value) or isinstance(value, HelperTool | str) or not isinstance(value, Iterable):
+            shown = getattr(value, "__name__", None) or "..."
+            raise AgentDefinitionError(
+                f"define_agent({label}=...) must be a list, got {type(value).__name__}: "
+                f"write {label}=[{shown}] even for one."
+            )
+    if validation is not None and not isinstance(validation, ValidationConfig):
+        raise AgentDefinitionError(
+            f"define_agent(validation=...) must be a ValidationConfig, got {type(validation).__name__}: "
+            "write validation=ValidationConfig(max_attempts=..., max_iterations_per_attempt=...)."
+        )
+    if model_settings is not None and not isinstance(model_settings, Mapping):
+        raise AgentDefinitionError(
+            f"define_agent(model_settings=...) must be a dict of messages.create parameters, "
+            f"got {type(model_settings).__name__}."
+        )
+
+
+def _checked_settings(model_settings: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
+    settings = dict(model_settings)
+    reserved = sorted(RESERVED_SETTINGS & settings.keys())
+    if reserved:
+        raise AgentDefinitionError(
+            f"model_settings cannot set {', '.join(map(repr, reserved))}: typedagent builds those itself "
+            "(use max_tokens= and prompt_caching= on define_agent)."
+        )
+    if settings:
+        known = settings_keys()
+        for key in settings:
+            if key not in known:
+                raise AgentDefinitionError(_unknown_setting(key, known))
+    _check_thinking(settings.get("thinking"), max_tokens)
+    timeout = settings.get("timeout")
+    if isinstance(timeout, int | float) and not (is_finite_number(timeout) and timeout > 0):
+        raise AgentDefinitionError(
+            f"model_settings['timeout'] must be a finite positive number of seconds, got {timeout!r}."
+        )
+    return settings
+
+
+@functools.cache
+def settings_keys() -> frozenset[str]:
+    """What ``model_settings`` may hold: the SDK's ``messages.create`` parameters typedagent does not build.
+
+    That is the installed SDK's parameters, its transport options (``extra_body``, ``timeout``, …) and the
+    beta parameters ``BETA_SETTINGS``. Read from the SDK's own ``MessageCreateParams`` once, on the first
+    agent with settings (importing the SDK then, not with typedagent).
+    """
+    from anthropic.types.beta.message_create_params import MessageCreateParamsBase as BetaParams
+    from anthropic.types.message_create_params import MessageCreateParamsBase as Params
+
+    beta = BETA_SETTINGS & BetaParams.__annotations__.keys()
+    return frozenset(Params.__annotations__.keys() - RESERVED_SETTINGS | TRANSPORT_SETTINGS | beta)
+
+
+def _unknown_setting(key: str, known: frozenset[str]) -> str:
+    from anthropic import __version__
+
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = (
+        f"did you mean {close[0]!r}?"
+        if close
+        else f"the parameters it takes are {', '.join(sorted(known))}. A parameter the SDK does not know yet "
+        "can be sent as extra_body={...}."
+    )
+    return f"model_settings key {key!r} is not a parameter of messages.create in anthropic {__version__}: {hint}"
+
+
+def _check_thinking(thinking: object, max_tokens: int) -> None:
+    if not isinstance(thinking, Mapping):
+        return
+    budget = thinking.get("budget_tokens")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(budget, int) and budget >= max_tokens:
+        raise AgentDefinitionError(
+            f"model_settings['thinking']['budget_tokens'] ({budget}) must be below max_tokens ({max_tokens}): "
+            "the thinking budget is part of each response's max_tokens. Raise define_agent(max_tokens=...) or "
+            "lower the budget."
+        )

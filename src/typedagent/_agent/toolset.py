@@ -1,0 +1,70 @@
+"""An agent's tools: its helpers by name, the tool names taken, and the definitions sent to the API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .._shared.errors import AgentDefinitionError
+from .._shared.frozen import freeze, freeze_sequence
+from .output import SUBMIT_TOOL_NAME, OutputTool, submit_tool_param
+from .server_tool_checks import checked_server_tools
+from .tools import Helper, HelperTool, Tool
+
+__all__ = ["agent_tools", "helpers_by_name", "tool_names", "tool_params"]
+
+
+def agent_tools(
+    helpers: Sequence[Helper[Any]], output: OutputTool[Any], server_tools: object
+) -> tuple[dict[str, Helper[Any]], tuple[Mapping[str, Any], ...]]:
+    """The helpers by name and the server tools (read-only copies), all checked, no two tools named alike."""
+    by_name = helpers_by_name(helpers, output)
+    servers = checked_server_tools(server_tools, tool_names(by_name, output))
+    return by_name, tuple(freeze(tool) for tool in servers)
+
+
+def helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) -> dict[str, Helper[Any]]:
+    """The helpers by name, each checked, and none named like another tool of the agent."""
+    by_name: dict[str, Helper[Any]] = {}
+    for helper in helpers:
+        if not isinstance(helper, HelperTool | Tool):
+            raise AgentDefinitionError(
+                f"helpers must hold @tool functions or HelperTool objects, got {helper!r}: "
+                "decorate the function with @tool or wrap it as HelperTool(definition=..., handler=...)."
+            )
+        if isinstance(helper, Tool) and helper.unbound_method_of is not None:
+            raise AgentDefinitionError(
+                f"Tool {helper.name!r} is a method of {helper.unbound_method_of}: pass it from an instance, "
+                f"helpers=[obj.{helper.fn.__name__}], so that self is bound."
+            )
+        if helper.name in by_name:
+            raise AgentDefinitionError(f"Two helpers are named {helper.name!r}: tool names must be unique.")
+        if helper.name == output.name:
+            raise AgentDefinitionError(
+                f"Helper {helper.name!r} has the output tool's name: rename the helper or the OutputTool."
+            )
+        if output.reflection_enabled and helper.name == SUBMIT_TOOL_NAME:
+            raise AgentDefinitionError(
+                f"Helper {SUBMIT_TOOL_NAME!r} clashes with the submit tool that reflection mode adds: rename it."
+            )
+        by_name[helper.name] = helper
+    return by_name
+
+
+def tool_names(helpers: Mapping[str, Helper[Any]], output: OutputTool[Any]) -> list[str]:
+    """The names the helpers, the output tool and ``submit`` take (a server tool may use none of them)."""
+    return [*helpers, output.name, *([SUBMIT_TOOL_NAME] if output.reflection_enabled else [])]
+
+
+def tool_params(
+    helpers: Iterable[Helper[Any]], output: OutputTool[Any], server_tools: Iterable[Mapping[str, Any]]
+) -> tuple[Mapping[str, Any], ...]:
+    """The frozen definitions sent in ``tools``: helpers, server tools, the output tool, then ``submit``."""
+    # Frozen once, here: the definition must not change when a caller edits a dict it passed in or got back.
+    # The output tool stays after every other tool (and submit last): the testing toolkit finds it there.
+    params: list[Any] = [helper.to_param() for helper in helpers]
+    params.extend(server_tools)
+    params.append(output.to_param())
+    if output.reflection_enabled:
+        params.append(submit_tool_param())
+    return freeze_sequence(params)

@@ -1,0 +1,104 @@
+"""What a Message Batches result line means for the execution waiting on it: its message, an error, or a retry."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+
+from .api_errors import STATUS_TYPES
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+__all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_REQUESTS", "BatchRequestNotRun", "Resubmit", "custom_id", "outcome"]
+
+MAX_BATCH_REQUESTS: Final = 100_000
+"""The most requests the API takes in one Message Batch."""
+MAX_BATCH_BYTES: Final = 256 * 1024 * 1024 - 64 * 1024
+"""The API's 256 MB per Message Batch, less room for the envelope around the requests."""
+
+RETRYABLE: Final = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
+"""Error types of an errored request worth sending again: the API's transient failures."""
+
+_STATUSES: Final = {error_type: status for status, error_type in STATUS_TYPES.items()}
+
+Resubmit: TypeAlias = Literal["resubmit"]
+
+
+class BatchRequestNotRun(Exception):
+    """A batch request that expired or was canceled every time it was submitted (``error_type`` says which)."""
+
+    def __init__(self, error_type: Literal["expired", "canceled"], submissions: int) -> None:
+        super().__init__(
+            f"the Message Batches API {error_type} this request in {submissions} batch(es) in a row: "
+            + (
+                "the API did not get to it within 24 hours; run again later, or use the online transport."
+                if error_type == "expired"
+                else "its batch was canceled (in the Console or by another program); run again to resume."
+            )
+        )
+        self.error_type = error_type
+
+
+def custom_id(key: str, call: int, request: bytes) -> str:
+    """The ``custom_id`` of an execution's ``call``-th request: the same key, call and request give the same id.
+
+    So a resumed run, replaying an execution, finds each request it already submitted under the same id
+    (a request that differs, because a tool answered differently, gets a new one).
+    """
+    who = hashlib.sha256(key.encode()).hexdigest()[:20]
+    what = hashlib.sha256(request).hexdigest()[:16]
+    return f"{who}-{call}-{what}"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A result line read: the message, the exception to raise in the execution, or a resubmission."""
+
+    value: Message | Exception | Resubmit
+
+
+def outcome(result: Any, submissions: int, max_submissions: int) -> Outcome:
+    """What the execution gets for one result (``MessageBatchResult``) of its request's ``submissions``-th batch.
+
+    A succeeded request gives its message, exactly as ``messages.create`` would. An errored one raises the
+    SDK's exception for that API error in the execution, so it fails (or not) as that error would online; a
+    transient error, an expiry or a cancellation is submitted again, up to ``max_submissions`` batches.
+    """
+    kind = getattr(result, "type", None)
+    if kind == "succeeded":
+        message: Message = result.message
+        return Outcome(message)
+    if kind == "errored":
+        body = result.error
+        error_type = str(getattr(body.error, "type", "api_error"))
+        if error_type in RETRYABLE and submissions < max_submissions:
+            return Outcome("resubmit")
+        return Outcome(_status_error(body.model_dump(mode="json"), error_type, str(getattr(body.error, "message", ""))))
+    ended: Literal["expired", "canceled"] = "canceled" if kind == "canceled" else "expired"
+    if submissions < max_submissions:
+        return Outcome("resubmit")
+    return Outcome(BatchRequestNotRun(ended, submissions))
+
+
+def _status_error(body: dict[str, Any], error_type: str, message: str) -> Exception:
+    """The SDK's exception for an API error body, as ``messages.create`` would have raised it."""
+    import anthropic
+    import httpx2
+
+    status = _STATUSES.get(error_type, 500)
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages/batches")
+    headers = {"request-id": body["request_id"]} if body.get("request_id") else {}
+    response = httpx2.Response(status, request=request, json=body, headers=headers)
+    classes: dict[int, type[anthropic.APIStatusError]] = {
+        400: anthropic.BadRequestError,
+        401: anthropic.AuthenticationError,
+        403: anthropic.PermissionDeniedError,
+        404: anthropic.NotFoundError,
+        413: anthropic.RequestTooLargeError,
+        429: anthropic.RateLimitError,
+        529: anthropic.OverloadedError,
+    }
+    kind = classes.get(status, anthropic.InternalServerError if status >= 500 else anthropic.APIStatusError)
+    return kind(message or error_type, response=response, body=body)

@@ -1,0 +1,335 @@
+"""One rate limiter per client: paces Messages API calls by the API's rate-limit headers and waits out 429s.
+
+The limiter mirrors the API's three token buckets (requests, input tokens, output tokens per minute).
+It learns their sizes and levels from the ``anthropic-ratelimit-*`` headers of every response — the
+SDK's own retries included, because for SDK clients it runs as client middleware, once per HTTP
+attempt — and admits each request only when every bucket it knows holds the request's cost (1
+request; the average input tokens per request seen so far; ``max_tokens``, which the API itself
+reserves at admission). A 429 that still happens pauses every request of the client for as long as
+``retry-after`` says, halves the number of requests allowed in flight, and sends the refused request
+again without spending the SDK's ``max_retries``. Clients without these headers (the testing clients,
+gateways) get the concurrency cap and the 429 handling alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import math
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+
+from .._shared.errors import AgentDefinitionError
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+
+__all__ = ["RateLimiter", "RateLimits", "Ticket", "retry_after_s"]
+
+Dimension: TypeAlias = Literal["requests", "input-tokens", "output-tokens"]
+DIMENSIONS: Final[tuple[Dimension, ...]] = ("requests", "input-tokens", "output-tokens")
+_HEADER_SPAN: Final[dict[Dimension, tuple[float, float]]] = {
+    "requests": (0.0, 1.0),
+    "input-tokens": (500.0, 500.0),
+    "output-tokens": (500.0, 500.0),
+}
+"""How far below and above a header's ``remaining`` the truth may be: requests are whole (a bucket holding
+0.9 says 0), token counts are rounded to the nearest thousand. Syncing down to the header itself would
+lose that fraction at every response and fall behind the limit."""
+_RESERVE: Final = (1.0, 0.0, 0.0)
+"""Kept in each bucket (requests, input, output tokens) beyond a call's cost. A call is charged when it is
+sent but counted by the API when it arrives; after a burst from a full bucket, the API's bucket (full,
+so not refilling) lags ours by that delay's refill — under a request, which one request's reserve
+absorbs. It delays the first call after the bucket runs dry once, and costs no throughput after that."""
+_CONGESTED: Final = frozenset({503, 529})
+_EWMA: Final = 0.1
+_FALLBACK_WAIT_S: Final = 1.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RateLimits:
+    """How ``execute_many`` paces the API calls of one client.
+
+    The API's own headers are the main source: nothing needs configuring for the Anthropic API. The
+    limits here are a starting point for clients whose responses carry no ``anthropic-ratelimit-*``
+    headers (a gateway, Bedrock, Vertex); headers, when present, win.
+
+    Raises:
+        AgentDefinitionError: a limit is not a whole number >= 1, or ``max_wait_s`` is not positive.
+    """
+
+    requests_per_minute: int | None = None
+    """Requests per minute to stay under when the responses do not say."""
+    input_tokens_per_minute: int | None = None
+    """Input tokens per minute to stay under when the responses do not say."""
+    output_tokens_per_minute: int | None = None
+    """Output tokens per minute to stay under when the responses do not say (``max_tokens`` counts at
+    admission, as the API counts it)."""
+    max_wait_s: float = 600.0
+    """How long one API call keeps waiting out 429s. Past it, the 429 goes to the client's own retries
+    (the SDK's ``max_retries``) and then fails the execution with ``API_ERROR``."""
+
+    def __post_init__(self) -> None:
+        for name in ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise AgentDefinitionError(f"RateLimits.{name} must be an int >= 1 or None, got {value!r}.")
+        wait = self.max_wait_s
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait <= 0:
+            raise AgentDefinitionError(f"RateLimits.max_wait_s must be a positive number, got {wait!r}.")
+
+
+class _Bucket:
+    """Our estimate of one of the API's buckets; ``limit`` None until configured or seen in a header."""
+
+    __slots__ = ("capacity", "level", "limit", "stamp", "taken")
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit: float | None = limit
+        self.capacity: float | None = limit
+        """How much the bucket holds: a minute's worth by the API's docs, but it may enforce shorter
+        intervals, so a header-learned bucket holds the most it was ever seen to hold."""
+        self.level: float = limit or 0.0
+        self.stamp = time.monotonic()
+        self.taken = 0.0
+        """Everything ever charged: tells which charges a header has not seen yet."""
+
+    def refill(self, now: float) -> None:
+        if self.limit is not None and self.capacity is not None:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.limit / 60)
+        self.stamp = now
+
+    def wait_s(self, cost: float, reserve: float) -> float:
+        if self.limit is None or self.capacity is None:
+            return 0.0
+        needed = min(cost + reserve, self.capacity)
+        return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
+
+    def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: Ticket, now: float) -> None:
+        """Align with a response's headers; charges made after that request's admission are not in them."""
+        self.refill(now)
+        unseen = self.taken - ticket.taken_after[dimension]
+        estimate = remaining + (now - ticket.sent) * limit / 60 - unseen
+        held = remaining + ticket.cost(dimension)  # what the bucket held just before it admitted this request
+        self.capacity = min(limit, max(self.capacity or 0.0, held))
+        below, above = _HEADER_SPAN[dimension]
+        if self.limit is None:
+            self.level = min(self.capacity, estimate - below)  # the first sight: start on the safe side
+        else:
+            self.level = min(self.level, self.capacity, estimate + above)
+        self.limit = limit
+
+
+@dataclass(slots=True)
+class Ticket:
+    """One admitted HTTP attempt: what it was charged, and when."""
+
+    input_cost: float
+    """Charged at admission: the average input tokens per call seen so far."""
+    output_cost: float
+    sent: float = 0.0
+    taken_after: dict[Dimension, float] = field(default_factory=dict)
+
+    def cost(self, dimension: Dimension) -> float:
+        return 1.0 if dimension == "requests" else self.input_cost if dimension == "input-tokens" else self.output_cost
+
+
+@dataclass(slots=True)
+class _Stats:
+    admitted: int = 0
+    rate_limited: int = 0
+    waited_s: float = 0.0
+
+
+class RateLimiter:
+    """Admits the API calls of one client, FIFO, at the pace its buckets and 429s allow."""
+
+    def __init__(self, config: RateLimits, concurrency: int) -> None:
+        self.config = config
+        self.buckets: dict[Dimension, _Bucket] = {
+            "requests": _Bucket(config.requests_per_minute),
+            "input-tokens": _Bucket(config.input_tokens_per_minute),
+            "output-tokens": _Bucket(config.output_tokens_per_minute),
+        }
+        self.max_window = concurrency
+        self.window = 1.0
+        """Calls allowed in flight: one until the first answer tells the limits, then adapted (AIMD)."""
+        self.probing = True
+        self.in_flight = 0
+        self.paused_until = 0.0
+        self.input_estimate = 0.0
+        """Input tokens charged per request: the average of those seen (0 until the first response)."""
+        self.settled = False
+        self.headers: bool | None = None
+        """Whether the responses carry rate-limit headers (None until the first one says)."""
+        self.stats = _Stats()
+        self._queue: deque[tuple[Ticket, asyncio.Future[None]]] = deque()
+        self._wake = asyncio.Event()
+        self._dispatcher: asyncio.Task[None] | None = None
+
+    async def acquire(self, max_tokens: object, *, first: bool = False) -> Ticket:
+        """Wait for a turn; ``first`` puts a call refused with a 429 back at the head of the line."""
+        ticket = Ticket(0.0, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
+        if not self._queue and self._delay(ticket) == 0:
+            self._admit(ticket)
+            return ticket
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if first:
+            self._queue.appendleft((ticket, turn))
+        else:
+            self._queue.append((ticket, turn))
+        if self._dispatcher is None:
+            self._dispatcher = asyncio.ensure_future(self._dispatch())
+        self._wake.set()
+        started = time.monotonic()
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release(ticket, None)  # admitted just as the caller gave up
+            raise
+        self.stats.waited_s += time.monotonic() - started
+        return ticket
+
+    def _delay(self, ticket: Ticket) -> float:
+        now = time.monotonic()
+        if now < self.paused_until:
+            return self.paused_until - now
+        if self.in_flight >= max(1, int(self.window)):
+            return math.inf
+        wait = 0.0
+        costs = (1.0, self.input_estimate, ticket.output_cost)
+        for bucket, cost, reserve in zip(self.buckets.values(), costs, _RESERVE, strict=True):
+            bucket.refill(now)
+            wait = max(wait, bucket.wait_s(cost, reserve))
+        return wait
+
+    def _admit(self, ticket: Ticket) -> None:
+        ticket.input_cost = self.input_estimate  # the estimate when it goes, not when it started waiting
+        costs = (1.0, ticket.input_cost, ticket.output_cost)
+        for (dimension, bucket), cost in zip(self.buckets.items(), costs, strict=True):
+            if bucket.limit is not None:
+                bucket.level -= cost
+            bucket.taken += cost
+            ticket.taken_after[dimension] = bucket.taken
+        ticket.sent = time.monotonic()
+        self.in_flight += 1
+        self.stats.admitted += 1
+
+    async def _dispatch(self) -> None:
+        try:
+            while self._queue:
+                ticket, turn = self._queue[0]
+                if turn.done():  # its caller gave up waiting
+                    self._queue.popleft()
+                    continue
+                delay = self._delay(ticket)
+                if delay == 0:
+                    self._queue.popleft()
+                    self._admit(ticket)
+                    turn.set_result(None)
+                    continue
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), None if delay == math.inf else delay)
+        finally:
+            self._dispatcher = None
+
+    def observe(self, ticket: Ticket, headers: Mapping[str, str]) -> None:
+        """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers."""
+        now = time.monotonic()
+        seen = False
+        for dimension, bucket in self.buckets.items():
+            limit = _number(headers.get(f"anthropic-ratelimit-{dimension}-limit"))
+            remaining = _number(headers.get(f"anthropic-ratelimit-{dimension}-remaining"))
+            if limit is not None and remaining is not None and limit > 0:
+                bucket.observe(dimension, limit, remaining, ticket, now)
+                seen = True
+        if seen or self.headers is None:
+            self.headers = seen
+
+    def release(self, ticket: Ticket, status: int | None) -> None:
+        """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
+        self.in_flight -= 1
+        if status in _CONGESTED:
+            self._shrink()
+        elif status is not None and self.probing:
+            self.probing = False  # any answer told what there was to learn (headers, or that there are none)
+            self.window = self.max_window
+        elif status is not None and status < 400:
+            self.window = min(self.max_window, self.window + 1 / self.window)
+        self._wake.set()
+
+    def refused(self, ticket: Ticket, headers: Mapping[str, str]) -> float:
+        """A call got a 429: give its charges back, pause everyone as the API asks; returns the pause."""
+        self.in_flight -= 1
+        self.stats.rate_limited += 1
+        now = time.monotonic()
+        for dimension, bucket in self.buckets.items():  # the API did not count it: neither do we
+            cost = ticket.cost(dimension)
+            bucket.refill(now)
+            bucket.taken -= cost
+            ticket.taken_after[dimension] -= cost
+            if bucket.capacity is not None:
+                bucket.level = min(bucket.capacity, bucket.level + cost)
+        self.observe(ticket, headers)
+        pause = retry_after_s(headers)
+        self.paused_until = max(self.paused_until, now + pause)
+        self._shrink()
+        self._wake.set()
+        return pause
+
+    def settle(self, ticket: Ticket, message: Message) -> None:
+        """Correct the estimates with the response's real usage (the API gives unused max_tokens back)."""
+        usage = getattr(message, "usage", None)
+        if usage is None:
+            return
+        actual_in = (getattr(usage, "input_tokens", 0) or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
+        actual_out = getattr(usage, "output_tokens", 0) or 0
+        if self.settled:
+            self.input_estimate += _EWMA * (actual_in - self.input_estimate)
+        else:
+            self.input_estimate, self.settled = actual_in, True
+        # Both corrections count as charges, so later headers are matched against them too.
+        inputs, outputs = self.buckets["input-tokens"], self.buckets["output-tokens"]
+        extra_in = actual_in - ticket.input_cost
+        unused_out = max(0.0, ticket.output_cost - actual_out)
+        inputs.taken += extra_in
+        outputs.taken -= unused_out
+        if inputs.limit is not None:
+            inputs.level -= extra_in
+        if outputs.capacity is not None:
+            outputs.level = min(outputs.capacity, outputs.level + unused_out)
+
+    def _shrink(self) -> None:
+        self.probing = False
+        self.window = max(1.0, self.window / 2)
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float:
+    """Seconds a 429 asks to wait: ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date), else 1 s."""
+    milliseconds = _number(headers.get("retry-after-ms"))
+    if milliseconds is not None and milliseconds >= 0:
+        return milliseconds / 1000
+    value = headers.get("retry-after")
+    seconds = _number(value)
+    if seconds is None and value:
+        date = email.utils.parsedate_tz(value)
+        if date is not None:
+            seconds = email.utils.mktime_tz(date) - time.time()
+    return _FALLBACK_WAIT_S if seconds is None or seconds < 0 else seconds
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

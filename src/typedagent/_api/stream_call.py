@@ -1,0 +1,134 @@
+"""Streamed model calls: when a request must stream, and reading a stream into the ``Message`` a plain call returns."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from collections.abc import AsyncIterable, Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from .api_errors import MID_STREAM
+
+if TYPE_CHECKING:
+    from anthropic.types import Message, RawMessageStreamEvent
+
+__all__ = ["StreamObserver", "accumulator", "must_stream", "read_stream"]
+
+
+class StreamObserver(Protocol):
+    """Sees each event of a streamed response as it arrives, with the response accumulated so far."""
+
+    def stream_event(self, event: RawMessageStreamEvent, snapshot: Message) -> None:
+        """Called once per server-sent event, in order (``ping`` events are not passed on by the SDK)."""
+        ...
+
+
+def must_stream(resource: object, params: Mapping[str, Any]) -> bool:
+    """Whether the SDK would refuse ``params`` as a plain request (it could take more than 10 minutes).
+
+    The SDK itself is asked, with the rule it applies before sending: only a resource of the SDK has it, and the
+    SDK applies it only when neither the call nor the client sets its own timeout.
+    """
+    sdk_client = getattr(resource, "_client", None)
+    if not hasattr(sdk_client, "_calculate_nonstreaming_timeout"):
+        # execute_many's rate-limited client forwards each call, unchanged, to the client it wraps.
+        sdk_client = getattr(sdk_client, "forwards_to", None)
+    calculate = getattr(sdk_client, "_calculate_nonstreaming_timeout", None)
+    constants = sys.modules.get("anthropic._constants")
+    if calculate is None or constants is None or "timeout" in params:
+        return False
+    if getattr(sdk_client, "timeout", None) != getattr(constants, "DEFAULT_TIMEOUT", None):
+        return False
+    limits: Mapping[str, int] = getattr(constants, "MODEL_NONSTREAMING_TOKENS", {})
+    max_tokens = params.get("max_tokens")
+    if not isinstance(max_tokens, int):
+        return False
+    try:
+        calculate(max_tokens, limits.get(str(params.get("model")), None))
+    except ValueError:
+        return True
+    return False
+
+
+async def read_stream(call: Awaitable[object], observer: StreamObserver | None, *, beta: bool) -> Message:
+    """Await a ``create(..., stream=True)`` call and read its events into the response they describe.
+
+    The SDK's own accumulator builds the response, so blocks, thinking signatures and usage are those of the
+    same response sent unstreamed. The stream is closed however reading ends: an abort or the deadline cancels
+    the read and closes the connection at once. A connection that breaks mid-stream (the SDK lets the HTTP
+    library's error through as it is) is reported as the SDK's ``APIConnectionError`` (``APITimeoutError`` for
+    a read that timed out), as it is for a plain request; an ``error`` event the API sends mid-stream arrives
+    as the SDK's ``APIStatusError`` carrying the error's type (``overloaded_error``, say).
+    """
+    stream = cast("AsyncIterable[RawMessageStreamEvent]", await call)
+    accumulate = accumulator(stream, beta=beta)
+    snapshot: Any = None
+    json_bufs: dict[int, bytes] = {}
+    stopped = False
+    try:
+        async for event in stream:
+            snapshot = accumulate(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+            stopped = event.type == "message_stop"
+            if observer is not None:
+                observer.stream_event(event, snapshot)
+                # Events that arrived together are read without a pause: let the watcher see each one now,
+                # not once the whole response has been read.
+                await asyncio.sleep(0)
+    except Exception as exc:
+        error = _wire_error(exc, stream)
+        if error is exc:
+            raise
+        raise error from exc
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            await close()
+    if snapshot is None or not stopped:
+        raise _wire_error(None, stream)
+    return _plain_message(snapshot, beta=beta)
+
+
+def accumulator(stream: object, *, beta: bool) -> Any:
+    """The SDK's accumulator for the stream (the beta one reads the request's beta headers)."""
+    if beta:
+        import httpx2
+        from anthropic.lib.streaming._beta_messages import accumulate_event as beta_accumulate
+
+        headers = getattr(getattr(getattr(stream, "response", None), "request", None), "headers", None)
+        return functools.partial(beta_accumulate, request_headers=headers or httpx2.Headers())
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    return accumulate_event
+
+
+def _plain_message(snapshot: Any, *, beta: bool) -> Message:
+    """The accumulated snapshot as the ``Message`` (``BetaMessage``) a plain call builds, not the SDK's subclass."""
+    from anthropic.types import Message
+    from anthropic.types.beta import BetaMessage
+
+    model = BetaMessage if beta else Message
+    return cast("Message", model.construct(**snapshot.to_dict(warnings=False)))
+
+
+def _wire_error(exc: Exception | None, stream: object) -> Exception:
+    """What a stream that broke (``exc``) or ended early (None) raises: the SDK's error for it, as for a plain call."""
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, anthropic.APIError):
+        return exc
+    response = getattr(stream, "response", None)
+    request = getattr(response, "request", None)
+    if not isinstance(request, httpx2.Request):
+        request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    error: anthropic.APIConnectionError
+    if isinstance(exc, httpx2.TimeoutException):
+        error = anthropic.APITimeoutError(request=request)
+    elif exc is None or isinstance(exc, httpx2.TransportError):
+        what = "ended before message_stop" if exc is None else f"broke ({type(exc).__name__}: {exc})"
+        error = anthropic.APIConnectionError(message=f"The response stream {what}.", request=request)
+    else:
+        return exc
+    setattr(error, MID_STREAM, True)
+    return error

@@ -1,0 +1,149 @@
+"""The arguments of ``execute_agent``: the "not passed" sentinel and the checks made before anything is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from .._agent.definition import AgentDefinition
+from .._api.beta import check_beta_client
+from .._api.pricing import price_for
+from .._shared.events import ExecuteCallbacks
+from .._shared.limits import ExecutionLimits
+
+if TYPE_CHECKING:
+    from anthropic.types import ContentBlockParam, MessageParam
+
+__all__ = ["MISSING", "check_arguments", "check_client"]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<not passed>"
+
+
+MISSING: Final = _Missing()
+"""``deps`` was not passed (``None`` is a valid value)."""
+
+HISTORY_SHAPE: Final = "{'role': 'user' or 'assistant', 'content': a str or a list of content blocks}"
+
+
+def check_arguments(
+    agent: AgentDefinition[Any, Any],
+    prompt: str | Sequence[ContentBlockParam],
+    deps: object,
+    limits: ExecutionLimits | None,
+    callbacks: ExecuteCallbacks | None,
+    history: Sequence[MessageParam] | None,
+    client: object = None,
+    abort_event: object = None,
+) -> None:
+    """Raise ``TypeError`` (``ValueError`` for a history the API would refuse) before anything is sent."""
+    if not isinstance(agent, AgentDefinition):
+        raise TypeError(f"execute_agent() needs an AgentDefinition from define_agent(), got {type(agent).__name__}.")
+    if not isinstance(prompt, str) and not (isinstance(prompt, Sequence) and all(isinstance(b, dict) for b in prompt)):
+        raise TypeError("prompt must be a str or a list of Messages API content blocks (dicts).")
+    empty = not prompt.strip() if isinstance(prompt, str) else not prompt
+    if empty and not history:
+        raise TypeError("prompt is empty: give the model something to work on (or pass message_history).")
+    if agent.deps_type is not None and deps is MISSING:
+        raise TypeError(
+            f"Agent {agent.name!r} declares deps_type={agent.deps_type.__name__}: pass execute_agent(..., deps=...)."
+        )
+    if limits is not None and not isinstance(limits, ExecutionLimits):
+        raise TypeError(f"limits must be an ExecutionLimits, got {type(limits).__name__}.")
+    if limits is not None and limits.max_cost_usd is not None and price_for(agent.model) is None:
+        raise ValueError(
+            f"ExecutionLimits.max_cost_usd needs the price of model {agent.model!r}, which typedagent does not know: "
+            f"call typedagent.register_price({agent.model!r}, ModelPrice(input=..., output=..., cache_write=..., "
+            "cache_read=...)) first, or drop max_cost_usd."
+        )
+    if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
+        raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
+    if history is not None:
+        _check_history(history, prompt)
+    if client is not None:
+        check_client(client)
+        check_beta_client(agent.model_settings, client)
+    if abort_event is not None and not _is_event(abort_event):
+        raise TypeError(
+            f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "
+            "create one, pass it, and call its set() to cancel the execution."
+        )
+
+
+def _is_event(value: object) -> bool:
+    # Anything else with an is_set() method (a multiprocessing event) is polled like a threading.Event.
+    return isinstance(value, threading.Event | asyncio.Event) or callable(getattr(value, "is_set", None))
+
+
+def check_client(client: object) -> None:
+    """Raise ``TypeError`` when ``client`` cannot be a client: a class, a sync SDK client, no ``messages.create``."""
+    if isinstance(client, type):
+        raise TypeError(f"client is the class {client.__name__}: pass an instance, e.g. client={client.__name__}(...).")
+    messages = getattr(client, "messages", None)
+    if not callable(getattr(messages, "create", None)):
+        raise TypeError(
+            "client must have an async messages.create(...) (an AsyncAnthropic, AsyncAnthropicBedrock, "
+            f"AsyncAnthropicVertex or a typedagent.testing client), got {type(client).__name__}."
+        )
+    if _is_sync_sdk_resource(messages):
+        raise TypeError(
+            f"client is a synchronous Anthropic SDK client ({type(client).__name__}): use anthropic.AsyncAnthropic "
+            "(or the Async variant of your client); execute_agent awaits messages.create."
+        )
+
+
+def _is_sync_sdk_resource(resource: object) -> bool:
+    # Only an SDK that is already imported can have made the client: never import it just to check.
+    module = sys.modules.get("anthropic._resource")
+    sync_resource = getattr(module, "SyncAPIResource", None)
+    return isinstance(sync_resource, type) and isinstance(resource, sync_resource)
+
+
+def _check_history(history: Sequence[MessageParam], prompt: str | Sequence[ContentBlockParam]) -> None:
+    if isinstance(history, str) or not isinstance(history, Sequence):
+        raise TypeError(f"message_history must be a list of Messages API messages ({HISTORY_SHAPE}).")
+    for index, message in enumerate(cast("Sequence[object]", history)):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):  # pyright: ignore[reportUnknownMemberType]
+            raise TypeError(
+                f"message_history must be a list of Messages API messages ({HISTORY_SHAPE}); "
+                f"message_history[{index}] is {message!r:.100}."
+            )
+        entry = cast("Mapping[str, object]", message)
+        if "content" not in entry:
+            raise TypeError(f"message_history[{index}] has no 'content': each message is {HISTORY_SHAPE}.")
+        content = entry["content"]
+        if not isinstance(content, str | list | tuple):
+            raise TypeError(
+                f"message_history[{index}]['content'] must be a str or a list of content blocks, "
+                f"got {type(content).__name__}."
+            )
+    unanswered: set[str] = _tool_use_ids(history[-1]) - _tool_result_ids(prompt) if history else set()
+    if unanswered:
+        raise ValueError(
+            f"message_history ends with an assistant turn whose tool_use {', '.join(map(repr, sorted(unanswered)))} "
+            "has no tool_result, which the API refuses. Answer it (pass the tool_result blocks as the prompt, or "
+            "append a user message holding them) or drop that turn."
+        )
+
+
+def _blocks(content: object) -> list[Any]:
+    return [] if isinstance(content, str) else list(cast("Sequence[Any]", content))
+
+
+def _field(block: object, name: str) -> object:
+    return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _tool_use_ids(message: MessageParam) -> set[str]:
+    if message["role"] != "assistant":
+        return set()
+    return {str(_field(b, "id")) for b in _blocks(message["content"]) if _field(b, "type") == "tool_use"}
+
+
+def _tool_result_ids(prompt: str | Sequence[ContentBlockParam]) -> set[str]:
+    return {str(_field(b, "tool_use_id")) for b in _blocks(prompt) if _field(b, "type") == "tool_result"}

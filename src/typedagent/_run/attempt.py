@@ -1,0 +1,75 @@
+"""One attempt (validation cycle): its own state, and the three ways it ends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from .._shared.errors import AgentError, AgentErrorCode
+from .._shared.results import AttemptRecord, TokenUsage
+
+__all__ = ["Accepted", "Attempt", "AttemptEnd", "Failed", "Rejected"]
+
+
+@dataclass(slots=True)
+class Attempt:
+    """The mutable state of one attempt; a new one is made for each attempt, so nothing is reset by hand."""
+
+    number: int
+    """1-based."""
+    iteration: int = 0
+    """API calls made in this attempt so far."""
+    tokens: TokenUsage = field(default_factory=TokenUsage)
+    """Tokens of this attempt's responses."""
+    candidate: dict[str, Any] | None = None
+    """The output-tool input to validate: the last one handed over (reflection: the last schema-valid one)."""
+    schema_problems: tuple[str, ...] = ()
+    """Reflection mode: why the latest output call did not parse (reported if submit finds no candidate)."""
+    output_forced: bool = False
+    """The current (last) iteration's request forced the output (``force_output_on_last_iteration``)."""
+
+    def record(self, end: AttemptEnd) -> AttemptRecord:
+        """The attempt's public record, once it has ended."""
+        return AttemptRecord(
+            number=self.number,
+            iterations=self.iteration,
+            tokens=self.tokens,
+            outcome=end.outcome,
+            candidate=self.candidate,
+            validation_errors=end.problems,
+            output_forced=self.output_forced,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The candidate passed validation: the execution succeeds with ``output``."""
+
+    output: Any
+    outcome: AgentErrorCode = AgentErrorCode.SUCCESS
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The attempt ended without a valid output; ``problems`` went back to the model and the next attempt starts."""
+
+    outcome: AgentErrorCode
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The execution cannot go on: it fails with ``error``."""
+
+    error: AgentError
+    problems: tuple[str, ...] = ()
+
+    @property
+    def outcome(self) -> AgentErrorCode:
+        """The failure's code."""
+        return self.error.code
+
+
+AttemptEnd: TypeAlias = Accepted | Rejected | Failed
+"""How an attempt ended."""

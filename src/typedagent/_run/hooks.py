@@ -1,0 +1,101 @@
+"""``Hooks``: an execution's events dispatched to its callbacks and its observer, each callback's errors kept."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .._shared.errors import safe_str
+from .._shared.events import (
+    AttemptStart,
+    Callback,
+    ExecuteCallbacks,
+    ExecutionState,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    ValidationFailure,
+)
+from .._shared.results import CallbackError
+
+__all__ = ["HookObserver", "Hooks"]
+
+
+class HookObserver(Protocol):
+    """Sees every hook event of an execution before its callbacks (``stream_agent``'s tap); it must not raise."""
+
+    def hook_event(self, event: object) -> None:
+        """Called with the event itself, not a copy: copy what is kept."""
+        ...
+
+
+class Hooks:
+    """Dispatches an execution's events to its ``ExecuteCallbacks``, one typed method per hook.
+
+    Each method builds the ``ExecutionState`` snapshot only when a callback is set, calls it, and records
+    anything it raises in ``errors`` instead of raising. A callback gets a deep copy of the event (a
+    response, a tool input, a candidate): nothing it does to the event can change the run.
+    """
+
+    __slots__ = ("callbacks", "errors", "observer", "snapshot")
+
+    def __init__(
+        self,
+        callbacks: ExecuteCallbacks | None,
+        snapshot: Callable[[], ExecutionState],
+        observer: HookObserver | None = None,
+    ) -> None:
+        self.callbacks = callbacks
+        self.snapshot = snapshot
+        self.observer = observer
+        self.errors: list[CallbackError] = []
+
+    async def attempt_start(self, event: AttemptStart) -> None:
+        """``on_attempt_start``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
+        if self.callbacks is not None:
+            await self._call("on_attempt_start", self.callbacks.on_attempt_start, event)
+
+    async def model_response(self, event: ModelResponse) -> None:
+        """``on_model_response``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
+        if self.callbacks is not None:
+            await self._call("on_model_response", self.callbacks.on_model_response, event)
+
+    async def tool_call(self, event: ToolCall) -> None:
+        """``on_tool_call``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
+        if self.callbacks is not None:
+            await self._call("on_tool_call", self.callbacks.on_tool_call, event)
+
+    async def tool_result(self, event: ToolResult) -> None:
+        """``on_tool_result``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
+        if self.callbacks is not None:
+            await self._call("on_tool_result", self.callbacks.on_tool_result, event)
+
+    async def validation_failure(self, event: ValidationFailure) -> None:
+        """``on_validation_failure``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
+        if self.callbacks is not None:
+            await self._call("on_validation_failure", self.callbacks.on_validation_failure, event)
+
+    async def _call(self, hook: str, callback: Callback[Any] | None, event: object) -> None:
+        if callback is None:
+            return
+        try:
+            outcome = callback(self.snapshot(), copy.deepcopy(event))
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception as exc:
+            name = getattr(callback, "__qualname__", type(callback).__qualname__)
+            self.errors.append(
+                CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=safe_str(exc))
+            )

@@ -1,0 +1,102 @@
+"""The loop's seam for what watches every execution from outside: observers that wrap its work.
+
+The loop imports no observability code. Tracing and logging register a ``RunObserver`` (``add_observer``, done
+once by ``typedagent/__init__.py``): it wraps the execution, each model call and each tool call, as stamina's
+hooks wrap the work they observe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from .._shared.results import AttemptRecord, ExecuteResult
+    from .execution import Execution
+    from .reply import Reply
+
+__all__ = ["Observers", "RunObserver", "add_observer", "observers"]
+
+T = TypeVar("T")
+
+
+class RunObserver(Protocol):
+    """Wraps an execution's work to watch it (spans, log lines); each method returns what the loop then awaits.
+
+    An observer with nothing to do returns the awaitable it was given, so watching nothing costs a call.
+    """
+
+    def execution(
+        self, execution: Execution, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
+    ) -> Awaitable[ExecuteResult[Any]]:
+        """The whole execution: ``run(execution)`` gives its result."""
+        ...
+
+    def model_call(self, execution: Execution, params: dict[str, Any], call: Awaitable[T]) -> Awaitable[T]:
+        """One model call with the request ``params``: ``call`` gives the response or the failure."""
+        ...
+
+    def tool_call(self, reply: Reply, work: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """One tool call, answered in ``reply``: ``work()`` runs it."""
+        ...
+
+    def attempt_ended(self, record: AttemptRecord) -> None:
+        """An attempt ended as ``record`` says."""
+        ...
+
+
+class Observers:
+    """The registered observers, applied in the order they were added (the first wraps innermost)."""
+
+    __slots__ = ("_all",)
+
+    def __init__(self) -> None:
+        self._all: tuple[RunObserver, ...] = ()
+
+    def add(self, observer: RunObserver) -> None:
+        """Watch every execution that starts from now on with ``observer`` too."""
+        self._all = (*self._all, observer)
+
+    def execution(
+        self, execution: Execution, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
+    ) -> Awaitable[ExecuteResult[Any]]:
+        """The execution, wrapped by every observer."""
+        for observer in self._all:
+            run = _bind(observer, run)
+        return run(execution)
+
+    def model_call(self, execution: Execution, params: dict[str, Any], call: Awaitable[T]) -> Awaitable[T]:
+        """A model call, wrapped by every observer."""
+        for observer in self._all:
+            call = observer.model_call(execution, params, call)
+        return call
+
+    def tool_call(self, reply: Reply, work: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """A tool call, wrapped by every observer."""
+        for observer in self._all[:-1]:
+            work = _defer(observer, reply, work)
+        return self._all[-1].tool_call(reply, work) if self._all else work()
+
+    def attempt_ended(self, record: AttemptRecord) -> None:
+        """An attempt's end, told to every observer."""
+        for observer in self._all:
+            observer.attempt_ended(record)
+
+
+def _bind(
+    observer: RunObserver, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
+) -> Callable[[Execution], Awaitable[ExecuteResult[Any]]]:
+    return lambda execution: observer.execution(execution, run)
+
+
+def _defer(observer: RunObserver, reply: Reply, work: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+    return lambda: observer.tool_call(reply, work)
+
+
+observers = Observers()
+"""Every execution's observers."""
+
+
+def add_observer(observer: RunObserver) -> None:
+    """Watch every execution that starts from now on with ``observer``."""
+    observers.add(observer)

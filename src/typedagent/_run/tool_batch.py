@@ -1,0 +1,185 @@
+"""One response's tool calls: helpers run together, then the output and submit calls, answered in one message."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from .._agent.output import SUBMIT_TOOL_NAME
+from .._shared.errors import AgentErrorCode
+from .._shared.events import ToolCall, ToolKind
+from .._shared.limits import Interrupted
+from . import failures, feedback
+from .attempt import Accepted, AttemptEnd, Failed, Rejected
+from .reply import Reply
+from .tool_call import call_tool, judge, preview_output, run_helper
+
+if TYPE_CHECKING:
+    from .._agent.definition import AgentDefinition
+    from .._agent.validation import ValidatorCrash
+    from .execution import Execution
+
+__all__ = ["answer_unrun", "run_tool_batch"]
+
+
+async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd | None:
+    """Handle every ``tool_use`` block of a response; None when the attempt goes on.
+
+    Every call is answered, in block order, in one user message, however the batch ends.
+    """
+    replies = await _announce(execution, blocks)
+    outputs = [r for r in replies if r.kind == "output"]
+    if outputs:
+        # Kept before anything runs: an interruption below must not lose what the model handed over.
+        execution.last_output = dict(outputs[-1].block.input)
+    stop = execution.limit_reached("tool") or execution.count_tool_calls(sum(r.kind == "helper" for r in replies))
+    if stop is not None:
+        await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS)
+        return stop
+    try:
+        await execution.guard.run(_run_helpers(execution, [r for r in replies if r.kind in ("helper", "unknown")]))
+    except Interrupted as interruption:
+        await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS, started=feedback.ABANDONED)
+        return execution.interrupted(interruption, "tool")
+    try:
+        end = await execution.guard.run(_handle_outputs(execution, replies))
+    except Interrupted as interruption:
+        await _answer_rest(execution, replies, feedback.STOPPED_DURING_OUTPUT)
+        return execution.interrupted(interruption, "tool")
+    await _send(execution, replies)
+    return end
+
+
+async def answer_unrun(execution: Execution, blocks: list[Any], code: AgentErrorCode) -> None:
+    """Answer the tool calls of a response whose stop reason ended the attempt (keeps the conversation valid)."""
+    if blocks:
+        await _answer_rest(execution, await _announce(execution, blocks), feedback.not_run(code))
+
+
+async def _announce(execution: Execution, blocks: list[Any]) -> list[Reply]:
+    agent = execution.agent
+    replies = [Reply(block, kind_of(agent, block.name)) for block in blocks]
+    for reply in replies:
+        block = reply.block
+        await execution.hooks.tool_call(ToolCall(id=block.id, name=block.name, input=block.input, kind=reply.kind))
+    return replies
+
+
+def kind_of(agent: AgentDefinition[Any, Any], name: str) -> ToolKind:
+    """What a tool call addresses."""
+    if name == agent.output.name:
+        return "output"
+    if name == SUBMIT_TOOL_NAME and agent.reflection_enabled:
+        return "submit"
+    return "helper" if agent.helper(name) is not None else "unknown"
+
+
+async def _run_helpers(execution: Execution, replies: list[Reply]) -> None:
+    if not replies:
+        return
+    agent = execution.agent
+    ctx = execution.context()
+
+    limit = agent.max_tool_result_chars
+
+    def call(reply: Reply) -> Awaitable[None]:
+        return call_tool(reply, partial(run_helper, reply, agent.helper(reply.block.name), ctx, limit))
+
+    if len(replies) == 1 or any(getattr(agent.helper(r.block.name), "sequential", False) for r in replies):
+        for reply in replies:
+            await call(reply)
+    else:
+        await asyncio.gather(*(call(reply) for reply in replies))
+
+
+async def _handle_outputs(execution: Execution, replies: list[Reply]) -> AttemptEnd | None:
+    """Preview, pick and validate the output candidate; fill in every output and submit reply.
+
+    Only decides: the caller sends the replies, so an interruption here never leaves half a turn.
+    """
+    agent = execution.agent
+    attempt = execution.attempt
+    outputs = [r for r in replies if r.kind == "output"]
+    if agent.reflection_enabled:
+        kept: Reply | None = None
+        for reply in outputs:
+            raw = dict(reply.block.input)
+            execution.last_output = raw
+            parsed = await call_tool(reply, partial(preview_output, reply, agent.output, raw, execution.warn))
+            if parsed.crash is not None:
+                return _validator_crash(execution, replies, reply, parsed.crash)
+            if not parsed.valid:
+                attempt.schema_problems = parsed.problems
+            else:
+                attempt.candidate, attempt.schema_problems, kept = raw, (), reply
+        submits = [r for r in replies if r.kind == "submit"]
+        if not submits and kept is not None and attempt.candidate is not None and attempt.output_forced:
+            # The attempt's last turn: an output handed over then is validated as if submitted.
+            return await _judge(execution, replies, kept, attempt.candidate)
+        if not submits:
+            return None
+        judged = submits[-1]
+        for reply in submits[:-1]:
+            reply.answer(feedback.SUBMIT_SUPERSEDED)
+        if attempt.candidate is None:
+            problem = feedback.nothing_to_submit(agent)
+            judged.answer(f"Error: {problem}", is_error=True)
+            return Rejected(AgentErrorCode.SUBMIT_BEFORE_OUTPUT, (problem, *attempt.schema_problems))
+    else:
+        if not outputs:
+            return None
+        judged = outputs[-1]
+        for reply in outputs[:-1]:
+            reply.answer(feedback.superseded_output(agent))
+        attempt.candidate = execution.last_output = dict(judged.block.input)
+    return await _judge(execution, replies, judged, attempt.candidate)
+
+
+async def _judge(execution: Execution, replies: list[Reply], judged: Reply, candidate: dict[str, Any]) -> AttemptEnd:
+    agent = execution.agent
+    ctx = execution.context()
+    verdict = await call_tool(
+        judged, partial(judge, judged, agent.output, agent.validators, agent._validator_takes_ctx, candidate, ctx)
+    )
+    if verdict.crash is not None:
+        return _validator_crash(execution, replies, judged, verdict.crash)
+    if not verdict.valid:
+        return Rejected(AgentErrorCode.VALIDATION_FAILED, verdict.problems)
+    return Accepted(verdict.output)
+
+
+def _validator_crash(execution: Execution, replies: list[Reply], judged: Reply, crash: ValidatorCrash) -> Failed:
+    """A validator (or the output model's own validation code) raised: fail at once, answering every call."""
+    judged.answer(feedback.VALIDATOR_CRASHED, is_error=True)
+    for reply in replies:
+        if not reply.done:
+            reply.answer(f"Error: {feedback.NOT_VALIDATED}", is_error=True)
+    return Failed(failures.validator_crash(execution.where(), crash))
+
+
+async def _answer_rest(execution: Execution, replies: list[Reply], content: str, *, started: str | None = None) -> None:
+    """Answer every call not answered yet with an error result (``started`` for calls whose work began), then send.
+
+    A call interrupted while it ran was abandoned, not skipped: the model is told so, since the tool may
+    have had effects and may still finish in the background.
+    """
+    for reply in replies:
+        if not reply.done:
+            reply.answer(f"Error: {started if started and reply.started else content}", is_error=True)
+    await _send(execution, replies)
+
+
+async def _send(execution: Execution, replies: list[Reply]) -> None:
+    """Answer every tool_use of the response in one user message, in block order.
+
+    Every result is capped here, in one place: results, previews and error texts (which carry exception
+    messages from user code) alike.
+    """
+    limit = execution.agent.max_tool_result_chars
+    for reply in replies:
+        reply.cap(limit)
+    execution.conversation.add_tool_results([reply.param() for reply in replies])
+    for reply in replies:
+        await execution.hooks.tool_result(reply.event())

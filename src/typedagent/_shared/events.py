@@ -1,0 +1,154 @@
+"""The callbacks of an execution: their type, the state snapshot and the event objects they receive."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from typing_extensions import TypeVar
+
+from .results import AttemptOutcome, TokenUsage
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+__all__ = [
+    "AttemptStart",
+    "Callback",
+    "ExecuteCallbacks",
+    "ExecutionState",
+    "ModelResponse",
+    "ToolCall",
+    "ToolKind",
+    "ToolResult",
+    "ValidationFailure",
+]
+
+EventT = TypeVar("EventT")
+
+ToolKind: TypeAlias = Literal["helper", "output", "submit", "unknown", "server", "mcp"]
+"""What a tool call addressed: a helper, the output tool, ``submit``, a tool the agent does not have, or a call
+the API carried out itself — a server tool (``server``: web search, web fetch, code execution, …) or a tool of an
+MCP server (``mcp``)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecutionState:
+    """A snapshot of the execution when a callback fires."""
+
+    agent_name: str
+    """Name of the running agent."""
+    attempt: int
+    """Current attempt (1-based)."""
+    iteration: int
+    """Current iteration within the attempt (0 before the first API call)."""
+    tokens: TokenUsage
+    """Tokens used so far."""
+    elapsed_ms: float
+    """Milliseconds since the execution started."""
+    key: str | None = None
+    """The key of the input this execution serves, when ``execute_many`` runs it (else None)."""
+
+
+EXECUTION_KEY: ContextVar[str | None] = ContextVar("typedagent_execution_key", default=None)
+"""The input key of the execution running in this context: ``execute_many`` sets it in each execution's task, and
+every ``ExecutionState`` snapshot reads it."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptStart:
+    """An attempt is starting."""
+
+    attempt: int
+    """1-based attempt number."""
+    max_attempts: int
+    """The configured ``max_attempts``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelResponse:
+    """The model answered an API call."""
+
+    message: Message
+    """The response as the client returned it."""
+    stop_reason: str | None
+    """The response's stop reason."""
+    usage: TokenUsage
+    """This response's tokens."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """The model called a tool (fires before the call is handled)."""
+
+    id: str
+    """The ``tool_use`` block id."""
+    name: str
+    """Tool name as the model wrote it."""
+    input: dict[str, Any]
+    """The model's input, unvalidated."""
+    kind: ToolKind
+    """Helper, output, submit, unknown, or (carried out by the API, already done) server or mcp."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    """A ``tool_result`` is being sent back to the model."""
+
+    id: str
+    """The ``tool_use`` id it answers."""
+    name: str
+    """Tool name."""
+    content: str
+    """Exactly what the model will read; for a result with content blocks (images, documents), their text; for a
+    server or MCP tool's result, a one-line account of it (the results found, the page fetched, the output)."""
+    is_error: bool
+    """Whether the result is flagged ``is_error``."""
+    duration_ms: float
+    """Time spent handling the call (0 for results that needed no handler, and for server and MCP tools)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ValidationFailure:
+    """An attempt ended without a valid output; its problems go back to the model."""
+
+    attempt: int
+    """The attempt that failed."""
+    outcome: AttemptOutcome
+    """Why it failed."""
+    errors: tuple[str, ...]
+    """Every problem, as sent to the model."""
+    candidate: dict[str, Any] | None
+    """The raw candidate that was rejected, if any."""
+
+
+# A Callable alias rather than a Protocol: mypy infers a lambda's parameter types from a Callable
+# (`on_tool_call=lambda state, event: ...` gets ExecutionState and ToolCall) but leaves them Any
+# against a callback protocol.
+Callback: TypeAlias = Callable[[ExecutionState, EventT], Awaitable[None] | None]
+"""A hook: called as ``callback(state, event)``; sync (returns None) or async."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecuteCallbacks:
+    """Hooks into an execution. Every field is optional; each may be sync or async.
+
+    A hook that raises is caught: the error is recorded in ``metadata.callback_errors`` and the
+    execution goes on. Each hook gets its own deep copy of the event: changing it changes nothing in
+    the run.
+    """
+
+    on_attempt_start: Callback[AttemptStart] | None = None
+    """Before each attempt."""
+    on_model_response: Callback[ModelResponse] | None = None
+    """After each API response (before its tool calls are handled)."""
+    on_tool_call: Callback[ToolCall] | None = None
+    """Before each tool call is handled (helpers, output and submit); for server and MCP tool calls, which the API
+    has carried out already, when the response holding them arrives."""
+    on_tool_result: Callback[ToolResult] | None = None
+    """For each tool result sent back, errors and validation feedback included, and each server or MCP tool
+    result the API put in a response."""
+    on_validation_failure: Callback[ValidationFailure] | None = None
+    """When an attempt ends without a valid output and feedback goes to the model."""

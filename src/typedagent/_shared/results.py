@@ -1,0 +1,190 @@
+"""What an execution returns: the typed result, its metadata and the per-attempt records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias
+
+from typing_extensions import TypeVar
+
+from .errors import AgentError, AgentErrorCode, AgentExecutionError
+from .generics import subscriptable
+from .usage import COUNTERS, REQUEST_COUNTERS, read_usage
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam, Usage
+
+__all__ = [
+    "AttemptOutcome",
+    "AttemptRecord",
+    "CallbackError",
+    "ExecuteFailure",
+    "ExecuteResult",
+    "ExecuteSuccess",
+    "ExecutionMetadata",
+    "TokenUsage",
+]
+
+OutputT_co = TypeVar("OutputT_co", covariant=True)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TokenUsage:
+    """Token counts and server tool requests, summed over API responses."""
+
+    input_tokens: int = 0
+    """Uncached input tokens."""
+    output_tokens: int = 0
+    """Output tokens (thinking included)."""
+    cache_creation_input_tokens: int = 0
+    """Input tokens written to the prompt cache."""
+    cache_read_input_tokens: int = 0
+    """Input tokens read from the prompt cache."""
+    web_search_requests: int = 0
+    """Web searches the API ran for the model (``usage.server_tool_use``; billed per search)."""
+    web_fetch_requests: int = 0
+    """Web pages the API fetched for the model (``usage.server_tool_use``)."""
+
+    @property
+    def total(self) -> int:
+        """The four token counters added up (server tool requests are not tokens)."""
+        return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        if not isinstance(other, TokenUsage):
+            return NotImplemented
+        return TokenUsage(**{name: getattr(self, name) + getattr(other, name) for name in _FIELDS})
+
+    @classmethod
+    def from_usage(cls, usage: Usage | None) -> TokenUsage:
+        """Build from a response's ``usage`` (``anthropic.types.Usage``, ``BetaUsage``, or its JSON).
+
+        Missing, None and negative counters count as 0: a negative count is malformed usage, and counting it
+        would make totals (and the token budget) go down. Tokens the API reports only per iteration
+        (``usage.iterations``: a compaction, an advisor consultation) are added to the counters, since the
+        top-level counters leave them out; ``web_search_requests`` and ``web_fetch_requests`` come from
+        ``usage.server_tool_use``.
+        """
+        if usage is None:
+            return cls()
+        return cls(**read_usage(usage))
+
+
+_FIELDS: Final = (*COUNTERS, *REQUEST_COUNTERS)
+
+
+AttemptOutcome: TypeAlias = AgentErrorCode
+"""How one attempt ended: ``AttemptOutcome.SUCCESS`` or the failure code it ended with.
+
+The same enum as ``AgentErrorCode`` (one vocabulary for outcomes and codes), under the name that
+reads well on attempt records.
+"""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptRecord:
+    """One attempt (validation cycle) of an execution."""
+
+    number: int
+    """1-based attempt number."""
+    iterations: int
+    """API calls made in this attempt, failed ones included."""
+    tokens: TokenUsage
+    """Tokens of this attempt's responses."""
+    outcome: AttemptOutcome
+    """How the attempt ended."""
+    candidate: dict[str, Any] | None
+    """The raw output-tool input that was validated (or the latest one seen), if any."""
+    validation_errors: tuple[str, ...]
+    """Every problem found with the candidate or the response ("field: message" form)."""
+    output_forced: bool = False
+    """The attempt reached its last iteration with ``force_output_on_last_iteration`` on, so that request
+    forced the output (or ``submit``), or told the model it was its last turn when thinking forbids forcing."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallbackError:
+    """A callback that raised; the execution went on."""
+
+    callback: str
+    """Which hook (``on_tool_call``, …) and the callable's name, as ``hook (name)``."""
+    error_type: str
+    """Class name of the exception."""
+    message: str
+    """The exception's message."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecutionMetadata:
+    """Accounting for one execution, present on success and failure alike."""
+
+    model: str
+    """Model the agent ran on: its ``model`` setting, as sent (an alias such as ``claude-sonnet-4-6``)."""
+    response_model: str | None = None
+    """The model that actually answered, as the last response named it (``response.model``: a dated id, or a
+    fallback model); None when no response arrived."""
+    tokens: TokenUsage
+    """Summed over every API response of every iteration and attempt."""
+    attempts: tuple[AttemptRecord, ...]
+    """One record per attempt started."""
+    iterations: int
+    """API calls made in total, failed ones included."""
+    latency_ms: float
+    """Wall-clock duration of the execution."""
+    callback_errors: tuple[CallbackError, ...]
+    """Callbacks that raised."""
+    warnings: tuple[str, ...] = ()
+    """Problems in your code the execution worked around (also logged on the ``typedagent`` logger), such
+    as a reflection handler that returned something other than a ``str``."""
+    messages: list[MessageParam]
+    """The whole conversation as Messages API params, valid to send again (or to pass as
+    ``message_history``)."""
+    cost_usd: float | None = None
+    """The estimated price of every response, in US dollars, from the model's list prices (``register_price``
+    adds or replaces one); None when typedagent has no price for the model."""
+    tool_calls: int = 0
+    """Helper calls run, in all attempts."""
+
+
+@subscriptable
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecuteSuccess(Generic[OutputT_co]):
+    """A validated output."""
+
+    ok: Literal[True] = True
+    """Always True: ``if result.ok:`` narrows to this class."""
+    output: OutputT_co
+    """The typed, validated output."""
+    metadata: ExecutionMetadata
+    """Tokens, attempts, conversation, …"""
+
+    def unwrap(self) -> OutputT_co:
+        """Return the output."""
+        return self.output
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecuteFailure:
+    """An execution that ended without a valid output."""
+
+    ok: Literal[False] = False
+    """Always False."""
+    error: AgentError
+    """What went wrong, with typed context and the last candidate."""
+    metadata: ExecutionMetadata
+    """Tokens, attempts, conversation, …"""
+
+    def unwrap(self) -> NoReturn:
+        """Raise ``AgentExecutionError`` carrying this failure's error.
+
+        Raises:
+            AgentExecutionError: always.
+        """
+        raise AgentExecutionError(self.error)
+
+
+ExecuteResult: TypeAlias = ExecuteSuccess[OutputT_co] | ExecuteFailure
+"""What ``execute_agent`` returns; ``result.ok`` discriminates."""

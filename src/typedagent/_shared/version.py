@@ -1,0 +1,3 @@
+"""The version of typedagent (the package metadata reads it from here)."""
+
+__version__ = "0.1.0"

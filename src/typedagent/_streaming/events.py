@@ -1,0 +1,181 @@
+"""The events ``stream_agent`` yields: frozen values with a common base and a ``kind`` that narrows the union."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeAlias
+
+from typing_extensions import TypeVar
+
+from .._shared.events import ToolKind
+from .._shared.generics import subscriptable
+from .._shared.results import AttemptOutcome, ExecuteResult
+
+__all__ = [
+    "AgentStreamEvent",
+    "AttemptStarted",
+    "Finished",
+    "PartialOutput",
+    "ReflectionPreview",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolInputDelta",
+    "ValidationFailed",
+]
+
+OutputT = TypeVar("OutputT", default=Any)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamEvent:
+    """What every streamed event has: where in the execution it happened."""
+
+    attempt: int
+    """The attempt it belongs to (1-based)."""
+    iteration: int
+    """The model call of the attempt it belongs to (1-based; 0 before the attempt's first call)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptStarted(StreamEvent):
+    """An attempt is starting (the first, or the next after a rejected output)."""
+
+    max_attempts: int
+    """The configured ``max_attempts``."""
+    kind: Literal["attempt_started"] = field(default="attempt_started", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextDelta(StreamEvent):
+    """The model wrote more text (outside any tool call)."""
+
+    text: str
+    """The new text, to append to what came before in the same response."""
+    kind: Literal["text_delta"] = field(default="text_delta", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ThinkingDelta(StreamEvent):
+    """The model's extended thinking went on (when thinking is enabled)."""
+
+    thinking: str
+    """The new thinking text, to append to what came before in the same block."""
+    kind: Literal["thinking_delta"] = field(default="thinking_delta", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolInputDelta(StreamEvent):
+    """The model is writing a tool call's input: the next piece of its JSON."""
+
+    id: str
+    """The ``tool_use`` block id."""
+    name: str
+    """The tool's name."""
+    partial_json: str
+    """The new piece of JSON, to append to the pieces before it."""
+    kind: Literal["tool_input_delta"] = field(default="tool_input_delta", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallStarted(StreamEvent):
+    """A tool call is being handled: its input has streamed in whole (a copy: changing it changes nothing)."""
+
+    id: str
+    """The ``tool_use`` block id."""
+    name: str
+    """The tool's name as the model wrote it."""
+    tool_kind: ToolKind
+    """Helper, output, submit, unknown, or carried out by the API (server, mcp)."""
+    input: dict[str, Any]
+    """The input as the model streamed it, unvalidated."""
+    kind: Literal["tool_call_started"] = field(default="tool_call_started", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallFinished(StreamEvent):
+    """A tool call's result is going back to the model."""
+
+    id: str
+    """The ``tool_use`` id it answers."""
+    name: str
+    """The tool's name."""
+    result: str
+    """Exactly what the model reads (for content blocks, their text)."""
+    is_error: bool
+    """Whether the result is flagged ``is_error``."""
+    duration_ms: float
+    """Time spent handling the call (0 for calls the API carried out itself)."""
+    kind: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
+
+
+@subscriptable
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PartialOutput(StreamEvent, Generic[OutputT]):
+    """The output tool's input so far, while the model writes it: fields arrive one after the other.
+
+    ``partial`` holds every field that has arrived and has the right type, as an object with your output type's
+    fields, every one of them optional: a field not written yet, or not valid yet, is None (whatever its type
+    says), a string field shows the text written so far. It is not an instance of your class (read its
+    attributes; call no methods), and field constraints and validators are not applied to it: only the final
+    output is validated.
+    """
+
+    id: str
+    """The output call's ``tool_use`` id."""
+    partial: OutputT | None
+    """The output so far (None when nothing of it can be read yet, or the output type is not an object)."""
+    raw: dict[str, Any]
+    """The input parsed so far, unvalidated; the last string may be cut short."""
+    kind: Literal["partial_output"] = field(default="partial_output", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ValidationFailed(StreamEvent):
+    """The attempt ended without a valid output; its problems go back to the model, and the next attempt starts."""
+
+    outcome: AttemptOutcome
+    """Why the attempt failed."""
+    problems: tuple[str, ...]
+    """Every problem, as sent to the model."""
+    candidate: dict[str, Any] | None
+    """The rejected candidate (the output tool's input), if any."""
+    kind: Literal["validation_failed"] = field(default="validation_failed", init=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReflectionPreview(StreamEvent):
+    """Reflection mode: the preview of an output call that goes back to the model before it submits."""
+
+    id: str
+    """The output call's ``tool_use`` id."""
+    preview: str
+    """What the model reads (the reflection handler's text, or why the call did not parse)."""
+    kind: Literal["reflection_preview"] = field(default="reflection_preview", init=False)
+
+
+@subscriptable
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Finished(StreamEvent, Generic[OutputT]):
+    """The execution is over: the last event."""
+
+    result: ExecuteResult[OutputT]
+    """The execution's result, as ``execute_agent`` returns it."""
+    kind: Literal["finished"] = field(default="finished", init=False)
+
+
+AgentStreamEvent: TypeAlias = (
+    AttemptStarted
+    | TextDelta
+    | ThinkingDelta
+    | ToolInputDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | PartialOutput[OutputT]
+    | ValidationFailed
+    | ReflectionPreview
+    | Finished[OutputT]
+)
+"""Any event of ``stream_agent``: ``match`` on the class, or test ``event.kind``, to narrow it."""

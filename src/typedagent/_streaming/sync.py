@@ -1,0 +1,166 @@
+"""``stream_agent_sync()``: ``stream_agent`` for code with no event loop, as a blocking iterator of events."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, Self, overload
+
+from typing_extensions import TypeVar
+
+from .._agent.definition import AgentDefinition
+from .._api.client import MessagesClient
+from .._run.arguments import MISSING
+from .._run.sync import refuse_running_loop, run_blocking
+from .._shared.events import ExecuteCallbacks
+from .._shared.limits import AbortEvent, ExecutionLimits
+from .._shared.results import ExecuteResult
+from .events import AgentStreamEvent, Finished
+from .stream import AgentStream, stream_agent
+
+if TYPE_CHECKING:
+    from anthropic.types import ContentBlockParam, MessageParam
+
+__all__ = ["SyncAgentStream", "stream_agent_sync"]
+
+OutputT = TypeVar("OutputT")
+DepsT = TypeVar("DepsT")
+
+
+class SyncAgentStream(Generic[OutputT]):
+    """One streamed execution run on an event loop of its own, in a worker thread: iterate it for the events.
+
+    ``with stream_agent_sync(...) as run:``, ``for event in run:``, then ``run.result``. Leaving the ``with``
+    block before the ``Finished`` event cancels the execution.
+    """
+
+    def __init__(self, stream: AgentStream[OutputT]) -> None:
+        self._stream = stream
+        self._events: queue.SimpleQueue[AgentStreamEvent[OutputT] | BaseException] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._result: ExecuteResult[OutputT] | None = None
+        self._started = threading.Event()
+
+    def __enter__(self) -> Self:
+        self._start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Cancel the execution if it is still running, and wait for its thread to end."""
+        thread, loop, task = self._thread, self._loop, self._task
+        if thread is None:
+            return
+        if loop is not None and task is not None and not task.done():
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+
+    def _start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="typedagent-stream", daemon=True)
+        self._thread.start()
+        self._started.wait()
+
+    def _run(self) -> None:
+        try:
+            run_blocking(self._main())
+        except BaseException as exc:  # handed to the iterating thread, which raises it
+            self._events.put(exc)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._started.set()
+        async with self._stream as run:
+            async for event in run:
+                self._events.put(event)
+
+    def __iter__(self) -> Iterator[AgentStreamEvent[OutputT]]:
+        self._start()
+        while self._result is None:
+            event = self._events.get()
+            if isinstance(event, BaseException):
+                raise event
+            if isinstance(event, Finished):
+                self._result = event.result
+            yield event
+
+    @property
+    def result(self) -> ExecuteResult[OutputT]:
+        """The execution's result, once the events have been read up to ``Finished``.
+
+        Raises:
+            RuntimeError: the events were not read to the end.
+        """
+        if self._result is None:
+            raise RuntimeError("the stream has no result yet: read its events to the end (`for event in run:`) first")
+        return self._result
+
+
+@overload
+def stream_agent_sync(
+    agent: AgentDefinition[OutputT, None],
+    prompt: str | Sequence[ContentBlockParam],
+    *,
+    deps: None = None,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    message_history: Sequence[MessageParam] | None = None,
+) -> SyncAgentStream[OutputT]: ...
+@overload
+def stream_agent_sync(
+    agent: AgentDefinition[OutputT, DepsT],
+    prompt: str | Sequence[ContentBlockParam],
+    *,
+    deps: DepsT,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    message_history: Sequence[MessageParam] | None = None,
+) -> SyncAgentStream[OutputT]: ...
+def stream_agent_sync(
+    agent: AgentDefinition[OutputT, Any],
+    prompt: str | Sequence[ContentBlockParam],
+    *,
+    deps: Any = MISSING,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    message_history: Sequence[MessageParam] | None = None,
+) -> SyncAgentStream[OutputT]:
+    """Blocking ``stream_agent``: same arguments; iterate the result for the events, then read ``run.result``.
+
+    Example:
+        ``with stream_agent_sync(agent, "Triage this ticket") as run:``
+        ``    for event in run: ...``
+
+    Raises:
+        RuntimeError: called inside a running event loop (``async with stream_agent(...)`` there).
+        TypeError: wrong argument types, before anything is sent.
+    """
+    refuse_running_loop("stream_agent_sync()", "`async with stream_agent(...)`")
+    stream: AgentStream[OutputT] = stream_agent(
+        agent,
+        prompt,
+        deps=deps,
+        client=client,
+        abort_event=abort_event,
+        callbacks=callbacks,
+        limits=limits,
+        message_history=message_history,
+    )
+    return SyncAgentStream(stream)

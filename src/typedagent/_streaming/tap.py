@@ -1,0 +1,148 @@
+"""The tap a streamed execution carries: it turns the response's events and the loop's hooks into stream events."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
+
+from .._shared.events import AttemptStart, ToolCall, ToolResult, ValidationFailure
+from .events import (
+    AgentStreamEvent,
+    AttemptStarted,
+    PartialOutput,
+    ReflectionPreview,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolInputDelta,
+    ValidationFailed,
+)
+from .partial import PartialReader
+
+if TYPE_CHECKING:
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    from .._agent.definition import AgentDefinition
+
+__all__ = ["StreamTap"]
+
+OutputT = TypeVar("OutputT")
+
+_TOOL_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+class StreamTap(Generic[OutputT]):
+    """Sees one execution's hooks and the events of its streamed responses, and emits ``AgentStreamEvent``s.
+
+    Everything it emits is built fresh or copied: nothing a consumer does to an event changes the run.
+    """
+
+    def __init__(self, agent: AgentDefinition[OutputT, Any], emit: Callable[[AgentStreamEvent[OutputT]], None]) -> None:
+        self.emit = emit
+        self.output_name = agent.output.name
+        self.reflection = agent.reflection_enabled
+        self.reader = PartialReader(agent.output)
+        self.position: Callable[[], tuple[int, int]] | None = None
+        """The execution's attempt and iteration now; set by the execution that claims the tap."""
+        self._calls: dict[int, tuple[str, str]] = {}
+        """The tool calls of the response streaming now, by block index: id and name."""
+        self._inputs: dict[int, str] = {}
+        """The output call's input JSON so far, by block index."""
+
+    def claim(self, position: Callable[[], tuple[int, int]]) -> StreamTap[OutputT] | None:
+        """This tap, for the first execution that asks (``position`` tells where it is); None after (a nested one)."""
+        if self.position is not None:
+            return None
+        self.position = position
+        return self
+
+    @property
+    def attempt(self) -> int:
+        """The execution's current attempt (0 before the first)."""
+        return 0 if self.position is None else self.position()[0]
+
+    @property
+    def iteration(self) -> int:
+        """The current attempt's model calls so far."""
+        return 0 if self.position is None else self.position()[1]
+
+    def stream_event(self, event: RawMessageStreamEvent, snapshot: Message) -> None:
+        """One event of a streamed response (``StreamObserver``)."""
+        if event.type == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                self.emit(TextDelta(attempt=self.attempt, iteration=self.iteration, text=delta.text))
+            elif delta.type == "thinking_delta":
+                self.emit(ThinkingDelta(attempt=self.attempt, iteration=self.iteration, thinking=delta.thinking))
+            elif delta.type == "input_json_delta" and delta.partial_json and event.index in self._calls:
+                self._tool_input(event.index, delta.partial_json)
+        elif event.type == "content_block_start":
+            block = event.content_block
+            if block.type in _TOOL_CALLS:
+                self._calls[event.index] = (getattr(block, "id", ""), getattr(block, "name", ""))
+        elif event.type == "message_start":
+            self._calls.clear()
+            self._inputs.clear()
+
+    def _tool_input(self, index: int, piece: str) -> None:
+        use_id, name = self._calls[index]
+        self.emit(
+            ToolInputDelta(attempt=self.attempt, iteration=self.iteration, id=use_id, name=name, partial_json=piece)
+        )
+        if name != self.output_name:
+            return
+        source = self._inputs.get(index, "") + piece
+        self._inputs[index] = source
+        raw, partial = self.reader.read(source)
+        self.emit(PartialOutput(attempt=self.attempt, iteration=self.iteration, id=use_id, partial=partial, raw=raw))
+
+    def hook_event(self, event: object) -> None:
+        """One of the loop's hook events (``HookObserver``)."""
+        if isinstance(event, AttemptStart):
+            self.emit(AttemptStarted(attempt=event.attempt, iteration=0, max_attempts=event.max_attempts))
+            return
+        if isinstance(event, ToolCall):
+            tool_input = copy.deepcopy(event.input)
+            self.emit(
+                ToolCallStarted(
+                    attempt=self.attempt,
+                    iteration=self.iteration,
+                    id=event.id,
+                    name=event.name,
+                    tool_kind=event.kind,
+                    input=tool_input,
+                )
+            )
+        elif isinstance(event, ToolResult):
+            if self.reflection and event.name == self.output_name:
+                self.emit(
+                    ReflectionPreview(
+                        attempt=self.attempt, iteration=self.iteration, id=event.id, preview=event.content
+                    )
+                )
+            self.emit(
+                ToolCallFinished(
+                    attempt=self.attempt,
+                    iteration=self.iteration,
+                    id=event.id,
+                    name=event.name,
+                    result=event.content,
+                    is_error=event.is_error,
+                    duration_ms=event.duration_ms,
+                )
+            )
+        elif isinstance(event, ValidationFailure):
+            candidate = copy.deepcopy(event.candidate)
+            self.emit(
+                ValidationFailed(
+                    attempt=self.attempt,
+                    iteration=self.iteration,
+                    outcome=event.outcome,
+                    problems=event.errors,
+                    candidate=candidate,
+                )
+            )
