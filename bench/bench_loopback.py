@@ -41,7 +41,7 @@ from _common import (
 
 from typedagent import execute_agent
 
-TARGET = 1.15
+TARGET = 1.10
 
 
 class Sample(NamedTuple):

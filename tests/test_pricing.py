@@ -166,3 +166,18 @@ def test_pricing_batch_tier_pays_half_the_token_rates(as_object: bool) -> None:
     tokens = price.cost_usd(TokenUsage(**counts))
     assert standard == pytest.approx(tokens + 2 * 10 / 1_000)
     assert batch == pytest.approx(tokens / 2 + 2 * 10 / 1_000)
+
+
+def test_pricing_cost_prices_every_billed_counter_at_its_rate() -> None:
+    """``cost_usd`` (written out for speed) prices exactly what ``BILLED`` lists, each counter at its own rate."""
+    price = ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30, web_search=11)
+    usage = TokenUsage(
+        input_tokens=1_001,
+        output_tokens=2_003,
+        cache_creation_input_tokens=3_007,
+        cache_read_input_tokens=4_013,
+        web_search_requests=5,
+        web_fetch_requests=7,
+    )
+    expected = sum(getattr(usage, counter) * getattr(price, rate) / unit for counter, rate, unit in BILLED)
+    assert price.cost_usd(usage) == pytest.approx(expected, rel=1e-12)

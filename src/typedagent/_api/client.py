@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import weakref
 from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
@@ -95,6 +96,25 @@ def configuration_failure(client: object) -> ApiFailure | None:
     """
     if isinstance(client, UnbuiltClient):
         return client.failure
+    settings = (attribute(client, "api_key"), attribute(client, "auth_token"), attribute(client, "base_url"))
+    try:
+        verified = _VERIFIED.get(client)
+    except TypeError:  # a client that cannot be weakly referenced is checked every time
+        verified = None
+    if verified is not None and all(now is then for now, then in zip(settings, verified, strict=True)):
+        return None
+    failure = _configuration_failure(client)
+    if failure is None:
+        with contextlib.suppress(TypeError):
+            _VERIFIED[client] = settings
+    return failure
+
+
+_VERIFIED: weakref.WeakKeyDictionary[object, tuple[object, object, object]] = weakref.WeakKeyDictionary()
+"""The key, token and base URL each client was last found usable with: checked again only when one changes."""
+
+
+def _configuration_failure(client: object) -> ApiFailure | None:
     key_problem = credential_problem(client)
     if key_problem is not None:
         return not_sent(ValueError(key_problem), "invalid_api_key_format")

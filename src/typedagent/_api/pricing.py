@@ -84,8 +84,13 @@ class ModelPrice:
             prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
             if prompt > self.long_prompt_threshold:
                 rates = self.long_prompt
-        cost: float = sum(getattr(usage, counter) * getattr(rates, rate) / unit for counter, rate, unit in BILLED)
-        return cost
+        # Written out (BILLED lists the same terms): this runs after every response.
+        return (
+            usage.input_tokens * rates.input
+            + usage.output_tokens * rates.output
+            + usage.cache_creation_input_tokens * rates.cache_write
+            + usage.cache_read_input_tokens * rates.cache_read
+        ) / PER_MILLION + usage.web_search_requests * rates.web_search / PER_THOUSAND
 
 
 BILLED: Final = (
@@ -100,25 +105,42 @@ buys. A counter billed per use (a web search) is one more row, with a price fiel
 
 
 def response_cost(usage: object, price: ModelPrice) -> float:
-    """The price of one response's usage (its raw ``usage``), in US dollars.
+    """The price of one response's usage (its raw ``usage``), in US dollars (see ``priced_usage``)."""
+    return priced_usage(usage, price)[1]
 
-    The response's own counters and server tool requests at ``price``; each separate inference the API
-    reports only in ``usage.iterations`` (an advisor consultation, a compaction) at the price of the model
-    that ran it, when the entry names one the table knows, else at ``price``. A response of the Message
-    Batches API (``service_tier: "batch"``) pays half of those token rates.
+
+def priced_usage(usage: object, price: ModelPrice | None) -> tuple[TokenUsage, float]:
+    """One response's usage (its raw ``usage``) as counts, and its price in US dollars (0 without a price).
+
+    Read once: the counts include each separate inference the API reports only in ``usage.iterations`` (an
+    advisor consultation, a compaction). The response's own counters and server tool requests are priced at
+    ``price``, each separate inference at the price of the model that ran it when the entry names one the table
+    knows, else at ``price``. A response of the Message Batches API (``service_tier: "batch"``) pays half of
+    those token rates.
     """
+    if usage is None:
+        return TokenUsage(), 0.0
     top, separate = split_usage(usage)
-    tier: object = (
-        cast("Mapping[str, object]", usage).get("service_tier")
-        if isinstance(usage, Mapping)
-        else getattr(usage, "service_tier", None)
-    )
-    batch = tier == "batch"
-    cost = _tier(price, batch).cost_usd(TokenUsage(**top))
+    own = TokenUsage(**top)
+    if not separate and price is not None and _service_tier(usage) != "batch":
+        return own, price.cost_usd(own)
+    total = own
+    for _model, counts in separate:
+        total += TokenUsage(**counts)
+    if price is None:
+        return total, 0.0
+    batch = _service_tier(usage) == "batch"
+    cost = _tier(price, batch).cost_usd(own)
     for model, counts in separate:
         rates = (price_for(model) if model is not None else None) or price
         cost += _tier(rates, batch).cost_usd(TokenUsage(**counts))
-    return cost
+    return total, cost
+
+
+def _service_tier(usage: object) -> object:
+    if isinstance(usage, Mapping):
+        return cast("Mapping[str, object]", usage).get("service_tier")
+    return getattr(usage, "service_tier", None)
 
 
 def _tier(price: ModelPrice, batch: bool) -> ModelPrice:

@@ -75,7 +75,7 @@ def check_response(response: object) -> Message:
     stop_reason = getattr(response, "stop_reason", None)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise MalformedResponse(f"the response's stop_reason is a {type(stop_reason).__name__}, not a string.")
-    if readable_usage(response) is None:
+    if not _usage_readable(getattr(response, "usage", None)):
         raise MalformedResponse("the response's usage is not a set of token counts (integers).")
     return cast("Message", response)
 
@@ -83,15 +83,22 @@ def check_response(response: object) -> Message:
 def readable_usage(response: object) -> TokenUsage | None:
     """The response's token counts, or None when its usage has the wrong shape (a missing usage counts nothing)."""
     usage = getattr(response, "usage", None)
-    if usage is None:
-        return TokenUsage()
-    if not (hasattr(usage, "input_tokens") and hasattr(usage, "output_tokens")):
+    if not _usage_readable(usage):
         return None
+    return TokenUsage.from_usage(usage)
+
+
+def _usage_readable(usage: object) -> bool:
+    """Whether a response's usage is a set of token counts (a missing usage is: it counts nothing)."""
+    if usage is None:
+        return True
+    if not (hasattr(usage, "input_tokens") and hasattr(usage, "output_tokens")):
+        return False
     for name in _COUNTERS:
         value = getattr(usage, name, None)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            return None
-    return TokenUsage.from_usage(usage)
+        if value is not None and (type(value) is not int and (not isinstance(value, int) or isinstance(value, bool))):
+            return False
+    return True
 
 
 def _check_unique_tool_use_ids(content: Sequence[Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
@@ -54,6 +55,7 @@ def credential_problem(client: object) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)  # checked before every call: a key is checked once
 def _format_problem(value: str) -> str | None:
     if not value.strip():
         return "is empty: set it to the key itself."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
-from collections.abc import AsyncIterable, Awaitable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .api_errors import MID_STREAM
@@ -30,25 +30,47 @@ def must_stream(resource: object, params: Mapping[str, Any]) -> bool:
     The SDK itself is asked, with the rule it applies before sending: only a resource of the SDK has it, and the
     SDK applies it only when neither the call nor the client sets its own timeout.
     """
+    max_tokens = params.get("max_tokens")
+    if "timeout" in params or not isinstance(max_tokens, int):
+        return False
+    rule = _rule(resource)
+    if rule is None:
+        return False
+    limits: Mapping[str, int] = getattr(sys.modules.get("anthropic._constants"), "MODEL_NONSTREAMING_TOKENS", {})
+    limit = limits.get(str(params.get("model")), None)
+    key = (getattr(rule, "__func__", rule), max_tokens, limit)  # the function, not the client it is bound to
+    refused = _REFUSED.get(key)
+    if refused is None:
+        try:
+            rule(max_tokens, limit)
+            refused = False
+        except ValueError:
+            refused = True
+        if len(_REFUSED) < 1024:
+            _REFUSED[key] = refused
+    return refused
+
+
+def _rule(resource: object) -> Callable[[int, int | None], object] | None:
+    """The SDK's rule for ``resource``'s client (``_calculate_nonstreaming_timeout``), None when it does not apply."""
     sdk_client = getattr(resource, "_client", None)
     if not hasattr(sdk_client, "_calculate_nonstreaming_timeout"):
         # execute_many's rate-limited client forwards each call, unchanged, to the client it wraps.
         sdk_client = getattr(sdk_client, "forwards_to", None)
     calculate = getattr(sdk_client, "_calculate_nonstreaming_timeout", None)
     constants = sys.modules.get("anthropic._constants")
-    if calculate is None or constants is None or "timeout" in params:
-        return False
-    if getattr(sdk_client, "timeout", None) != getattr(constants, "DEFAULT_TIMEOUT", None):
-        return False
-    limits: Mapping[str, int] = getattr(constants, "MODEL_NONSTREAMING_TOKENS", {})
-    max_tokens = params.get("max_tokens")
-    if not isinstance(max_tokens, int):
-        return False
-    try:
-        calculate(max_tokens, limits.get(str(params.get("model")), None))
-    except ValueError:
-        return True
-    return False
+    if calculate is None or constants is None:
+        return None
+    timeout = getattr(sdk_client, "timeout", None)
+    if timeout is not getattr(constants, "DEFAULT_TIMEOUT", None) and timeout != getattr(
+        constants, "DEFAULT_TIMEOUT", None
+    ):
+        return None
+    return cast("Callable[[int, int | None], object]", calculate)
+
+
+_REFUSED: dict[tuple[object, int, int | None], bool] = {}
+"""The SDK's answer for each rule, ``max_tokens`` and model limit seen: asked once, not before every call."""
 
 
 async def read_stream(call: Awaitable[object], observer: StreamObserver | None, *, beta: bool) -> Message:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.context import RunContext
-from .._api.pricing import ModelPrice, price_for, response_cost
+from .._api.pricing import ModelPrice, price_for, priced_usage
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
 from .._shared.limits import ExecutionLimits, Guard, Interrupted
@@ -31,7 +32,7 @@ __all__ = ["Execution"]
 logger = logging.getLogger("typedagent")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Execution:
     """One ``execute_agent`` call: its inputs, its running totals and its current attempt. Private."""
 
@@ -68,7 +69,9 @@ class Execution:
 
     def __post_init__(self) -> None:
         self.observer = claim_tap(lambda: (self.attempt.number, self.attempt.iteration))
-        self.hooks = Hooks(self.callbacks, self.state, self.observer)
+        # A weak reference: a bound method would make the execution and its conversation cyclic garbage, left for
+        # the garbage collector instead of freed when the result is.
+        self.hooks = Hooks(self.callbacks, weakref.WeakMethod(self.state), self.observer)
         self.price = price_for(self.agent.model)
 
     def start_attempt(self, number: int) -> Attempt:
@@ -89,16 +92,18 @@ class Execution:
             self.attempt.iteration -= 1
             self.iterations -= 1
 
-    def add_usage(self, usage: TokenUsage, raw: object = None) -> None:
-        """Add a response's tokens (and their price) to the execution's and the attempt's totals.
-
-        ``raw`` is the response's own ``usage``, when there is one: each separate inference in it (an advisor
-        consultation) is priced at the rates of the model that ran it.
-        """
+    def add_usage(self, usage: TokenUsage, cost: float | None = None) -> None:
+        """Add tokens (and their price: ``cost``, or the model's price of ``usage``) to the execution's totals."""
         self.tokens += usage
         self.attempt.tokens += usage
         if self.price is not None:
-            self.cost_usd += self.price.cost_usd(usage) if raw is None else response_cost(raw, self.price)
+            self.cost_usd += self.price.cost_usd(usage) if cost is None else cost
+
+    def add_response_usage(self, raw: object) -> TokenUsage:
+        """Add a response's own ``usage`` (read once, priced per model that ran each part); return its counts."""
+        usage, cost = priced_usage(raw, self.price)
+        self.add_usage(usage, cost)
+        return usage
 
     def answered_by(self, model: object) -> None:
         """Record the model a response named (the one that answered, not the alias requested)."""

@@ -44,7 +44,7 @@ class Hooks:
     def __init__(
         self,
         callbacks: ExecuteCallbacks | None,
-        snapshot: Callable[[], ExecutionState],
+        snapshot: Callable[[], Callable[[], ExecutionState] | None],
         observer: HookObserver | None = None,
     ) -> None:
         self.callbacks = callbacks
@@ -91,7 +91,9 @@ class Hooks:
         if callback is None:
             return
         try:
-            outcome = callback(self.snapshot(), copy.deepcopy(event))
+            state = self.snapshot()
+            assert state is not None, "the execution ended before its hook"
+            outcome = callback(state(), copy.deepcopy(event))
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception as exc:

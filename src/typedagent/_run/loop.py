@@ -128,8 +128,7 @@ def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dic
 
 async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | None:
     """Keep the response, then do what its stop reason says; None when the attempt goes on."""
-    usage = TokenUsage.from_usage(response.usage)
-    execution.add_usage(usage, response.usage)
+    usage = execution.add_response_usage(response.usage)
     execution.answered_by(response.model)
     execution.conversation.add_response(response)
     await execution.hooks.model_response(ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage))

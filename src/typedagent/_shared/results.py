@@ -53,7 +53,14 @@ class TokenUsage:
     def __add__(self, other: TokenUsage) -> TokenUsage:
         if not isinstance(other, TokenUsage):
             return NotImplemented
-        return TokenUsage(**{name: getattr(self, name) + getattr(other, name) for name in _FIELDS})
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            web_search_requests=self.web_search_requests + other.web_search_requests,
+            web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
+        )
 
     @classmethod
     def from_usage(cls, usage: Usage | None) -> TokenUsage:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, cast
 
 __all__ = ["COUNTERS", "ITERATIONS_IN_TOP_LEVEL", "REQUEST_COUNTERS", "read_usage", "split_usage"]
 
@@ -34,16 +34,10 @@ def read_usage(usage: object) -> dict[str, int]:
 
     A negative count is malformed usage; counting it would make totals (and the token budget) go down.
     """
-    counts = {name: _count(usage, name) for name in COUNTERS}
-    for entry in _iterations(usage):
-        kind = _field(entry, "type")
-        if ITERATIONS_IN_TOP_LEVEL.get(kind if isinstance(kind, str) else "", False):
-            continue
+    counts, separate = split_usage(usage)
+    for _model, part in separate:
         for name in COUNTERS:
-            counts[name] += _count(entry, name)
-    server = _field(usage, "server_tool_use")
-    for name in REQUEST_COUNTERS:
-        counts[name] = _count(server, name)
+            counts[name] += part[name]
     return counts
 
 
@@ -53,42 +47,56 @@ def split_usage(usage: object) -> tuple[dict[str, int], list[tuple[str | None, d
     The response's own counts (its top-level counters and server tool requests), then each separate inference
     of its ``iterations`` with the model that ran it (None when the entry names none).
     """
-    top = {name: _count(usage, name) for name in COUNTERS}
-    server = _field(usage, "server_tool_use")
+    field = _reader(usage)
+    top = {name: _count(field(name)) for name in COUNTERS}
+    server = field("server_tool_use")
+    server_field = _reader(server)
     for name in REQUEST_COUNTERS:
-        top[name] = _count(server, name)
+        top[name] = 0 if server is None else _count(server_field(name))
     separate: list[tuple[str | None, dict[str, int]]] = []
-    for entry in _iterations(usage):
-        kind = _field(entry, "type")
-        if ITERATIONS_IN_TOP_LEVEL.get(kind if isinstance(kind, str) else "", False):
-            continue
-        model = _field(entry, "model")
-        counts = {name: _count(entry, name) for name in COUNTERS}
-        separate.append((model if isinstance(model, str) and model else None, counts))
+    iterations = field("iterations")
+    # The standard Usage model has no such field: the SDK keeps it as the raw list of dicts the API sent.
+    if isinstance(iterations, list | tuple):
+        for entry in cast("Sequence[object]", iterations):
+            entry_field = _reader(entry)
+            kind = entry_field("type")
+            if ITERATIONS_IN_TOP_LEVEL.get(kind if isinstance(kind, str) else "", False):
+                continue
+            model = entry_field("model")
+            counts = {name: _count(entry_field(name)) for name in COUNTERS}
+            separate.append((model if isinstance(model, str) and model else None, counts))
     return top, separate
 
 
-def _iterations(usage: object) -> Sequence[object]:
-    # The standard Usage model has no such field: the SDK keeps it as the raw list of dicts the API sent.
-    iterations = _field(usage, "iterations")
-    if not isinstance(iterations, list | tuple):
-        return ()
-    return cast("Sequence[object]", iterations)
-
-
-def _field(value: object, name: str) -> object:
+def _reader(value: object) -> Callable[[str], object]:
+    """How to read a field of ``value``: a dict's key, a pydantic model's field or extra field, else an attribute."""
+    if type(value) is dict:
+        return cast("dict[str, object]", value).get
     if isinstance(value, Mapping):
-        return cast("Mapping[str, Any]", value).get(name)
-    found = getattr(value, name, None)
-    if found is None:
-        extra = getattr(value, "__pydantic_extra__", None)
-        if isinstance(extra, dict):
-            found = cast("dict[str, Any]", extra).get(name)
-    return found
+        return cast("Mapping[str, object]", value).get
+    extra = getattr(value, "__pydantic_extra__", None)
+    fields = getattr(value, "__dict__", None)
+    if type(fields) is dict and getattr(value, "__pydantic_fields_set__", None) is not None:
+        # A pydantic model (the SDK's Usage): its fields are in __dict__, what the SDK does not know in its extra.
+        # Read there, never through getattr, whose miss goes through pydantic's slow __getattr__.
+        known = cast("dict[str, object]", fields)
+        if type(extra) is not dict or not extra:
+            return known.get
+        unknown = cast("dict[str, object]", extra)
+        return lambda name: known.get(name, unknown.get(name))
+
+    def field(name: str) -> object:
+        found = getattr(value, name, None)
+        if found is None and type(extra) is dict:
+            found = cast("dict[str, object]", extra).get(name)
+        return found
+
+    return field
 
 
-def _count(value: object, name: str) -> int:
-    number = _field(value, name)
+def _count(number: object) -> int:
+    if type(number) is int:
+        return number if number > 0 else 0
     if isinstance(number, bool) or not isinstance(number, int):
         return 0
     return max(number, 0)
