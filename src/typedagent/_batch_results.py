@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
-from ._api_errors import STATUS_TYPES
+from ._api_errors import ERROR_TYPE_STATUSES
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -20,8 +20,6 @@ MAX_BATCH_BYTES: Final = 256 * 1024 * 1024 - 64 * 1024
 
 RETRYABLE: Final = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 """Error types of an errored request worth sending again: the API's transient failures."""
-
-_STATUSES: Final = {error_type: status for status, error_type in STATUS_TYPES.items()}
 
 Resubmit: TypeAlias = Literal["resubmit"]
 
@@ -87,7 +85,7 @@ def _status_error(body: dict[str, Any], error_type: str, message: str) -> Except
     import anthropic
     import httpx2
 
-    status = _STATUSES.get(error_type, 500)
+    status = ERROR_TYPE_STATUSES.get(error_type, 500)
     request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages/batches")
     headers = {"request-id": body["request_id"]} if body.get("request_id") else {}
     response = httpx2.Response(status, request=request, json=body, headers=headers)
