@@ -12,8 +12,9 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,27 +26,33 @@ from anthropic.types.beta import BetaContentBlock, BetaServerToolUsage, BetaTool
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from anthropic.types.shared import ErrorType
 
-from typedagent._api_errors import ERROR_TYPE_STATUSES, STATUS_TYPES
-from typedagent._batch_results import RETRYABLE
-from typedagent._beta import BETA_ONLY_SETTINGS
-from typedagent._definition import BETA_SETTINGS, RESERVED_SETTINGS, TRANSPORT_SETTINGS, settings_keys
-from typedagent._response import _CALLS, _COUNTERS
-from typedagent._server_calls import CALL_KINDS, is_server_result
-from typedagent._span_attributes import _REQUEST
-from typedagent._tool_definitions import CLIENT_TOOL_PREFIXES, SERVER_TOOL_PREFIXES
-from typedagent._usage import COUNTERS, REQUEST_COUNTERS
-from typedagent.testing._items import SERVER_CALL_PREFIXES
+from typedagent import (
+    _api_errors,
+    _batch_results,
+    _beta,
+    _definition,
+    _response,
+    _server_calls,
+    _span_attributes,
+    _tool_definitions,
+    _usage,
+)
+from typedagent.testing import _items
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def differences(ours: Iterable[str], sdk: Iterable[str], *, gained: str, lost: str) -> list[str]:
-    """One sentence per item the SDK has and the table lacks (``gained``), and per item the other way (``lost``).
+def where(module: ModuleType) -> str:
+    """The file of one of typedagent's modules, as the failure messages name it."""
+    return str(Path(str(module.__file__)).relative_to(ROOT))
 
-    ``gained`` and ``lost`` are formats with ``{!r}`` for the item.
-    """
+
+def differences(
+    ours: Iterable[str], sdk: Iterable[str], *, gained: Callable[[str], str], lost: Callable[[str], str]
+) -> list[str]:
+    """One sentence per item the SDK has and the table lacks (``gained``), and per item the other way (``lost``)."""
     ours, sdk = set(ours), set(sdk)
-    return [gained.format(item) for item in sorted(sdk - ours)] + [lost.format(item) for item in sorted(ours - sdk)]
+    return [gained(item) for item in sorted(sdk - ours)] + [lost(item) for item in sorted(ours - sdk)]
 
 
 def parameters(create: Any) -> set[str]:
@@ -75,14 +82,15 @@ def content_blocks(union: Any) -> dict[str, Any]:
 CREATE = parameters(AsyncMessages.create)
 BETA_CREATE = parameters(AsyncBetaMessages.create)
 BLOCKS = {**content_blocks(ContentBlock), **content_blocks(BetaContentBlock)}
+DEFINITION, BETA, SPANS = where(_definition), where(_beta), where(_span_attributes)
 
 # The parameters of messages.create this version of typedagent was written against, and how it treats each:
 # built by typedagent (RESERVED_SETTINGS), passed through from model_settings, or a request option. A new one is
 # passed through from model_settings as it is (settings_keys reads the SDK), which is right unless typedagent has
 # to build it or trace it.
 REVIEWED_CREATE = {
-    *RESERVED_SETTINGS,
-    *TRANSPORT_SETTINGS,
+    *_definition.RESERVED_SETTINGS,
+    *_definition.TRANSPORT_SETTINGS,
     "container",
     "diagnostics",
     "inference_geo",
@@ -98,7 +106,7 @@ REVIEWED_CREATE = {
 # The beta messages.create's own parameters: those typedagent routes to it (BETA_ONLY_SETTINGS), and those it
 # does not support yet, which model_settings refuses.
 REVIEWED_BETA_ONLY = {
-    *BETA_ONLY_SETTINGS,
+    *_beta.BETA_ONLY_SETTINGS,
     "billing_policy",
     "compaction",
     "fallback_credit_token",
@@ -113,11 +121,15 @@ def test_sdk_tables_create_parameters_are_the_reviewed_ones() -> None:
     problems = differences(
         REVIEWED_CREATE,
         CREATE,
-        gained="the SDK's messages.create gained parameter {!r}: model_settings passes it through as it is; if "
-        "typedagent builds it, add it to RESERVED_SETTINGS (src/typedagent/_definition.py), if a span should carry "
-        "it, to _REQUEST (src/typedagent/_span_attributes.py); then add it to REVIEWED_CREATE in this file",
-        lost="the SDK's messages.create no longer accepts {!r}: remove it from REVIEWED_CREATE in this file, "
-        "and from RESERVED_SETTINGS or TRANSPORT_SETTINGS (src/typedagent/_definition.py) and the docs",
+        gained=lambda name: (
+            f"the SDK's messages.create gained parameter {name!r}: model_settings passes it through as it is; if "
+            f"typedagent builds it, add it to RESERVED_SETTINGS ({DEFINITION}), if a span should carry it, to "
+            f"_REQUEST ({SPANS}); then add it to REVIEWED_CREATE in this file"
+        ),
+        lost=lambda name: (
+            f"the SDK's messages.create no longer accepts {name!r}: remove it from REVIEWED_CREATE in this file, "
+            f"from RESERVED_SETTINGS or TRANSPORT_SETTINGS ({DEFINITION}), and from the docs"
+        ),
     )
     assert not problems, "\n".join(problems)
 
@@ -128,38 +140,44 @@ def test_sdk_tables_beta_create_parameters_are_the_reviewed_ones() -> None:
     problems = differences(
         REVIEWED_BETA_ONLY,
         BETA_CREATE - CREATE,
-        gained="the SDK's beta messages.create gained parameter {!r}: model_settings refuses it until it is in "
-        "BETA_SETTINGS (src/typedagent/_definition.py) and BETA_ONLY_SETTINGS (src/typedagent/_beta.py), with the "
-        "beta header it needs; then add it to REVIEWED_BETA_ONLY in this file",
-        lost="the SDK's beta messages.create no longer has {!r} of its own: remove it from REVIEWED_BETA_ONLY in "
-        "this file, and from BETA_SETTINGS and BETA_ONLY_SETTINGS",
+        gained=lambda name: (
+            f"the SDK's beta messages.create gained parameter {name!r}: model_settings refuses it until it is in "
+            f"BETA_SETTINGS ({DEFINITION}) and BETA_ONLY_SETTINGS ({BETA}), with the beta header it needs; "
+            "then add it to REVIEWED_BETA_ONLY in this file"
+        ),
+        lost=lambda name: (
+            f"the SDK's beta messages.create no longer has {name!r} of its own: remove it from REVIEWED_BETA_ONLY "
+            f"in this file, and from BETA_SETTINGS ({DEFINITION}) and BETA_ONLY_SETTINGS ({BETA})"
+        ),
     )
     assert not problems, "\n".join(problems)
 
 
 def test_sdk_tables_reserved_and_beta_settings_are_parameters_the_sdk_accepts() -> None:
     """What model_settings may not set, or sets through the beta resource, are parameters of messages.create."""
+    reserved, beta = _definition.RESERVED_SETTINGS, _definition.BETA_SETTINGS
     problems = [
-        f"RESERVED_SETTINGS (src/typedagent/_definition.py) names {name!r}, which messages.create no longer accepts"
-        for name in sorted(RESERVED_SETTINGS - CREATE)
+        f"RESERVED_SETTINGS ({DEFINITION}) names {name!r}, which messages.create no longer accepts"
+        for name in sorted(reserved - CREATE)
     ] + [
-        f"BETA_SETTINGS (src/typedagent/_definition.py) names {name!r}, which the beta messages.create no longer "
-        "accepts"
-        for name in sorted(BETA_SETTINGS - BETA_CREATE)
+        f"BETA_SETTINGS ({DEFINITION}) names {name!r}, which the beta messages.create no longer accepts"
+        for name in sorted(beta - BETA_CREATE)
     ]
     assert not problems, "\n".join(problems)
-    assert settings_keys() == (CREATE - RESERVED_SETTINGS) | BETA_SETTINGS
+    assert _definition.settings_keys() == (CREATE - reserved) | beta
 
 
 def test_sdk_tables_transport_settings_are_the_sdk_request_options() -> None:
     """TRANSPORT_SETTINGS are exactly the request options messages.create takes beside the API's parameters."""
     options = CREATE - MessageCreateParamsNonStreaming.__annotations__.keys() - {"stream"}
     problems = differences(
-        TRANSPORT_SETTINGS,
+        _definition.TRANSPORT_SETTINGS,
         options,
-        gained="the SDK's messages.create gained request option {!r}: add it to TRANSPORT_SETTINGS "
-        "(src/typedagent/_definition.py) so model_settings takes it",
-        lost="TRANSPORT_SETTINGS (src/typedagent/_definition.py) names {!r}, which messages.create no longer takes",
+        gained=lambda name: (
+            f"the SDK's messages.create gained request option {name!r}: add it to TRANSPORT_SETTINGS "
+            f"({DEFINITION}) so model_settings takes it"
+        ),
+        lost=lambda name: f"TRANSPORT_SETTINGS ({DEFINITION}) names {name!r}, which messages.create no longer takes",
     )
     assert not problems, "\n".join(problems)
 
@@ -167,9 +185,9 @@ def test_sdk_tables_transport_settings_are_the_sdk_request_options() -> None:
 def test_sdk_tables_span_request_attributes_are_create_parameters() -> None:
     """Each request parameter typedagent's chat span records is one messages.create accepts."""
     problems = [
-        f"_REQUEST (src/typedagent/_span_attributes.py) traces {name!r}, which messages.create no longer accepts: "
-        "remove it, and its gen_ai.request attribute from docs/observability.md"
-        for name in sorted(_REQUEST.keys() - CREATE)
+        f"_REQUEST ({SPANS}) traces {name!r}, which messages.create no longer accepts: remove it, and its "
+        "gen_ai.request attribute from docs/observability.md"
+        for name in sorted(_span_attributes._REQUEST.keys() - CREATE)
     ]
     assert not problems, "\n".join(problems)
 
@@ -177,76 +195,92 @@ def test_sdk_tables_span_request_attributes_are_create_parameters() -> None:
 def test_sdk_tables_call_blocks_are_the_sdks() -> None:
     """The blocks read as tool calls are exactly the SDK's content blocks with an id, a name and an input."""
     calls = {kind for kind, block in BLOCKS.items() if {"id", "name", "input"} <= block.model_fields.keys()}
+    tables = f"CALL_KINDS ({where(_server_calls)}) and SERVER_CALL_PREFIXES ({where(_items)})"
     problems = differences(
-        _CALLS,
+        _response._CALLS,
         calls,
-        gained="the SDK's content blocks gained the call block {!r}: add it to _CALLS (src/typedagent/_response.py) "
-        "and, if the API carries it out, to CALL_KINDS (src/typedagent/_server_calls.py) and SERVER_CALL_PREFIXES "
-        "(src/typedagent/testing/_items.py)",
-        lost="the SDK's content blocks no longer have the call block {!r}: remove it from _CALLS "
-        "(src/typedagent/_response.py), CALL_KINDS and SERVER_CALL_PREFIXES",
+        gained=lambda kind: (
+            f"the SDK's content blocks gained the call block {kind!r}: add it to _CALLS ({where(_response)}) "
+            f"and, if the API carries it out, to {tables}"
+        ),
+        lost=lambda kind: (
+            f"the SDK's content blocks no longer have the call block {kind!r}: remove it from _CALLS "
+            f"({where(_response)}), {tables}"
+        ),
     )
     assert not problems, "\n".join(problems)
-    assert set(CALL_KINDS) == set(_CALLS) - {"tool_use"}
-    assert set(SERVER_CALL_PREFIXES) == set(CALL_KINDS)
+    assert set(_server_calls.CALL_KINDS) == set(_response._CALLS) - {"tool_use"}
+    assert set(_items.SERVER_CALL_PREFIXES) == set(_server_calls.CALL_KINDS)
 
 
 def test_sdk_tables_server_results_are_the_blocks_answering_a_call() -> None:
     """is_server_result picks exactly the SDK's content blocks that carry the tool_use_id of a call."""
     results = {kind for kind, block in BLOCKS.items() if "tool_use_id" in block.model_fields}
     problems = differences(
-        {kind for kind in BLOCKS if is_server_result({"type": kind})},
+        {kind for kind in BLOCKS if _server_calls.is_server_result({"type": kind})},
         results,
-        gained="the SDK's content block {!r} answers a server call, but is_server_result "
-        "(src/typedagent/_server_calls.py) does not see it: the tool hooks would miss its result",
-        lost="is_server_result (src/typedagent/_server_calls.py) takes the SDK's content block {!r} for a server "
-        "call's result, but it answers no call",
+        gained=lambda kind: (
+            f"the SDK's content block {kind!r} answers a server call, but is_server_result "
+            f"({where(_server_calls)}) does not see it: the tool hooks would miss its result"
+        ),
+        lost=lambda kind: (
+            f"is_server_result ({where(_server_calls)}) takes the SDK's content block {kind!r} for a server "
+            "call's result, but it answers no call"
+        ),
     )
     assert not problems, "\n".join(problems)
 
 
-def test_sdk_tables_usage_counters_are_the_sdks_token_counts() -> None:
-    """The token counters read from a response's usage are exactly the SDK's integer ``*_tokens`` fields."""
-    for usage, server in ((Usage, ServerToolUsage), (BetaUsage, BetaServerToolUsage)):
-        tokens = {
-            name
-            for name, field in usage.model_fields.items()
-            if name.endswith("_tokens") and int in (field.annotation, *typing.get_args(field.annotation))
-        }
-        problems = differences(
-            COUNTERS,
-            tokens,
-            gained=f"the SDK's {usage.__name__} gained the token count {{!r}}: add it to COUNTERS "
-            "(src/typedagent/_usage.py), _COUNTERS (src/typedagent/_response.py) and TokenUsage",
-            lost=f"the SDK's {usage.__name__} no longer has the token count {{!r}}: remove it from COUNTERS "
-            "(src/typedagent/_usage.py) and _COUNTERS (src/typedagent/_response.py)",
-        ) + differences(
-            REQUEST_COUNTERS,
-            server.model_fields,
-            gained=f"the SDK's {server.__name__} gained the counter {{!r}}: add it to REQUEST_COUNTERS "
-            "(src/typedagent/_usage.py) and TokenUsage",
-            lost=f"the SDK's {server.__name__} no longer has the counter {{!r}}: remove it from REQUEST_COUNTERS "
-            "(src/typedagent/_usage.py)",
-        )
-        assert not problems, "\n".join(problems)
-    assert _COUNTERS == COUNTERS
+@pytest.mark.parametrize(("usage", "server"), [(Usage, ServerToolUsage), (BetaUsage, BetaServerToolUsage)])
+def test_sdk_tables_usage_counters_are_the_sdks_token_counts(usage: type[Any], server: type[Any]) -> None:
+    """The counters read from a response's usage are exactly the SDK's integer ``*_tokens`` and request counts."""
+    tokens = {
+        name
+        for name, field in usage.model_fields.items()
+        if name.endswith("_tokens") and int in (field.annotation, *typing.get_args(field.annotation))
+    }
+    counters = f"COUNTERS ({where(_usage)}) and _COUNTERS ({where(_response)})"
+    problems = differences(
+        _usage.COUNTERS,
+        tokens,
+        gained=lambda name: (
+            f"the SDK's {usage.__name__} gained the token count {name!r}: add it to {counters}, and to TokenUsage"
+        ),
+        lost=lambda name: (
+            f"the SDK's {usage.__name__} no longer has the token count {name!r}: remove it from {counters}"
+        ),
+    ) + differences(
+        _usage.REQUEST_COUNTERS,
+        server.model_fields,
+        gained=lambda name: (
+            f"the SDK's {server.__name__} gained the counter {name!r}: add it to REQUEST_COUNTERS "
+            f"({where(_usage)}) and TokenUsage"
+        ),
+        lost=lambda name: (
+            f"the SDK's {server.__name__} no longer has the counter {name!r}: remove it from "
+            f"REQUEST_COUNTERS ({where(_usage)})"
+        ),
+    )
+    assert not problems, "\n".join(problems)
+    assert _response._COUNTERS == _usage.COUNTERS
 
 
 def test_sdk_tables_anthropic_defined_tools_are_each_classified() -> None:
     """Every Anthropic-defined tool type of the SDK is a server tool or a client tool, by exactly one prefix."""
     kinds = (literal_types(typing.get_args(ToolUnionParam)) | literal_types(typing.get_args(BetaToolUnionParam))).keys()
+    prefixes = (*_tool_definitions.SERVER_TOOL_PREFIXES, *_tool_definitions.CLIENT_TOOL_PREFIXES)
     problems = []
     for kind in sorted(kinds - {"custom", "mcp_toolset"}):
-        matches = [prefix for prefix in (*SERVER_TOOL_PREFIXES, *CLIENT_TOOL_PREFIXES) if kind.startswith(prefix)]
+        matches = [prefix for prefix in prefixes if kind.startswith(prefix)]
         if len(matches) != 1:
             problems.append(
                 f"the SDK's tool type {kind!r} matches {len(matches)} of SERVER_TOOL_PREFIXES and "
-                "CLIENT_TOOL_PREFIXES (src/typedagent/_tool_definitions.py), not exactly one: add the prefix of its "
-                "family to the one that runs it (the API, or your code)"
+                f"CLIENT_TOOL_PREFIXES ({where(_tool_definitions)}), not exactly one: add the prefix of its family "
+                "to the one that runs it (the API, or your code)"
             )
     problems += [
-        f"{prefix!r} of src/typedagent/_tool_definitions.py matches no tool type of the SDK any more: remove it"
-        for prefix in (*SERVER_TOOL_PREFIXES, *CLIENT_TOOL_PREFIXES)
+        f"{prefix!r} of {where(_tool_definitions)} matches no tool type of the SDK any more: remove it"
+        for prefix in prefixes
         if not any(kind.startswith(prefix) for kind in kinds)
     ]
     assert not problems, "\n".join(problems)
@@ -254,35 +288,39 @@ def test_sdk_tables_anthropic_defined_tools_are_each_classified() -> None:
 
 def test_sdk_tables_every_error_type_has_a_status() -> None:
     """ERROR_TYPE_STATUSES gives each error type of the SDK's ErrorType a status; the retryable ones are among them."""
+    statuses = _api_errors.ERROR_TYPE_STATUSES
     documented = {"request_timeout_error", "request_too_large"}  # the API's, not (yet) in the SDK's ErrorType
     problems = differences(
-        ERROR_TYPE_STATUSES.keys() - documented,
+        statuses.keys() - documented,
         typing.get_args(ErrorType),
-        gained="the SDK's ErrorType gained {!r}: add its HTTP status to ERROR_TYPE_STATUSES "
-        "(src/typedagent/_api_errors.py), and to RETRYABLE (src/typedagent/_batch_results.py) if it is transient",
-        lost="ERROR_TYPE_STATUSES (src/typedagent/_api_errors.py) names {!r}, which the SDK's ErrorType no longer has",
+        gained=lambda kind: (
+            f"the SDK's ErrorType gained {kind!r}: add its HTTP status to ERROR_TYPE_STATUSES ({where(_api_errors)}), "
+            f"and to RETRYABLE ({where(_batch_results)}) if it is transient"
+        ),
+        lost=lambda kind: (
+            f"ERROR_TYPE_STATUSES ({where(_api_errors)}) names {kind!r}, which the SDK's ErrorType no longer has"
+        ),
     )
     problems += [
-        f"RETRYABLE (src/typedagent/_batch_results.py) names {kind!r}, which ERROR_TYPE_STATUSES does not know"
-        for kind in sorted(RETRYABLE - ERROR_TYPE_STATUSES.keys())
+        f"RETRYABLE ({where(_batch_results)}) names {kind!r}, which ERROR_TYPE_STATUSES does not know"
+        for kind in sorted(_batch_results.RETRYABLE - statuses.keys())
     ]
     assert not problems, "\n".join(problems)
-    assert set(STATUS_TYPES.values()) <= ERROR_TYPE_STATUSES.keys()
+    assert set(_api_errors.STATUS_TYPES.values()) <= statuses.keys()
 
 
 def test_sdk_tables_differences_name_each_item() -> None:
     """The helper behind these tests names every item each side lacks, with the sentence given for it."""
-    assert differences({"a", "b"}, {"b", "c", "d"}, gained="gained {!r}", lost="lost {!r}") == [
-        "gained 'c'",
-        "gained 'd'",
-        "lost 'a'",
-    ]
-    assert differences({"x"}, {"x"}, gained="{!r}", lost="{!r}") == []
+    found = differences(
+        {"a", "b"}, {"b", "c", "d"}, gained=lambda item: f"gained {item}", lost=lambda item: f"lost {item}"
+    )
+    assert found == ["gained c", "gained d", "lost a"]
+    assert differences({"x"}, {"x"}, gained=str, lost=str) == []
 
 
 # The docs name messages.create parameters in two places: the keys of model_settings examples, and the
 # gen_ai.request.* span attributes (one per request parameter, in a table row `gen_ai.request.a`, `.b`).
-PAGES = sorted([ROOT / "README.md", ROOT / "MIGRATION.md", ROOT / "ERROR_HANDLING.md", *(ROOT / "docs").rglob("*.md")])
+PAGES = sorted([*ROOT.glob("*.md"), *(ROOT / "docs").rglob("*.md")])
 SETTINGS_DICT = re.compile(r"model_settings\s*=\s*\{|\{\*\*[\w.]*model_settings,")
 SETTINGS_KEY = re.compile(r"""model_settings\[["'](\w+)["']\]""")
 ATTRIBUTE = re.compile(r"gen_ai\.request\.(\w+)")
