@@ -80,7 +80,8 @@ def run_inner(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -
     with the end of its output, where the crash's cause is.
     """
     # anyio's pytest plugin is unused here, and the anyio releases the lowest typing-extensions allows (`make
-    # test-lowest`) ship one that fails to load on pytest 9.2 under the inner sessions' -W error.
+    # test-lowest`) ship one that fails to load on pytest 9.2 under the inner sessions' -W error (the outer
+    # session ignores that warning; a fresh interpreter would not).
     options = (
         "-p",
         "no:hypothesispytest",
