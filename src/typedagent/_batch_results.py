@@ -73,7 +73,10 @@ def outcome(result: Any, submissions: int, max_submissions: int) -> Outcome:
         error_type = str(getattr(body.error, "type", "api_error"))
         if error_type in RETRYABLE and submissions < max_submissions:
             return Outcome("resubmit")
-        return Outcome(_status_error(body.model_dump(mode="json"), error_type, str(getattr(body.error, "message", ""))))
+        # warnings=False: the SDK's models of an error body lag the API's error types (conflict_error, …), and
+        # pydantic warns when dumping one it has no model for; the body is relayed as the API sent it.
+        data = body.model_dump(mode="json", warnings=False)
+        return Outcome(_status_error(data, error_type, str(getattr(body.error, "message", ""))))
     ended: Literal["expired", "canceled"] = "canceled" if kind == "canceled" else "expired"
     if submissions < max_submissions:
         return Outcome("resubmit")
