@@ -90,7 +90,10 @@ MATRIX_PYTEST := -x -q -W "ignore:_pytest.python.CallSpec2:pytest.PytestRemovedI
 RESOLUTION_lowest := lowest-direct
 RESOLUTION_highest := highest
 
-test-deps: test-lowest test-highest
+# The two passes run at once, each on one of CI's two cores (each pytest is one process); --output-sync prints
+# each pass's output whole when it ends, rather than interleaved.
+test-deps:
+	$(MAKE) -j2 --output-sync=target test-lowest test-highest
 
 test-lowest test-highest: test-%: | $(UV)
 	$(UV) venv --quiet --clear --python $(PYTHON) $(VENV)-$*
