@@ -111,6 +111,21 @@ def test_batch_client_a_real_api_error_fails_only_its_execution() -> None:
     assert server.batches.created == 1
 
 
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [(409, "conflict_error"), (409, "memory_path_conflict_error"), (412, "memory_precondition_failed_error")],
+)
+def test_batch_client_an_error_keeps_the_status_of_its_type(status: int, error_type: str) -> None:
+    """A result naming only its error type fails with that type's status, not as a server error (HTTP 500)."""
+    with FakeAnthropicServer([api_error(status, "conflict", error_type=error_type)]) as server:
+        [result] = execute_many_sync(geo_agent(), ["hi"], client=server.client(), transport=FAST)
+    assert isinstance(result.result, ExecuteFailure)
+    context = result.result.error.context
+    assert isinstance(context, ApiErrorContext)
+    assert (context.status_code, context.error_type) == (status, error_type)
+    assert server.batches.created == 1
+
+
 def test_batch_client_gives_up_after_max_submissions() -> None:
     """A request that expires in every batch fails its execution with the reason, after max_submissions."""
     with FakeAnthropicServer([]) as server:

@@ -373,6 +373,7 @@ def test_cli_batch_message_batches_at_half_the_price(project: Path) -> None:
 
 def test_cli_batch_over_a_local_ray_cluster(project: Path) -> None:
     """``--ray local`` starts a Ray cluster here and runs the inputs on its workers, journaled as usual."""
+    pytest.importorskip("ray", reason="the ray extra is not installed (the dev extra brings it)")
     (project / "prompts.jsonl").write_text('"first ticket"\n"second ticket"\n"third"\n')
     with FakeAnthropicServer([ANSWER], per_conversation=True) as server:
         done = batch(

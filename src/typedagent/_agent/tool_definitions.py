@@ -19,7 +19,7 @@ __all__ = [
 SERVER_TOOL_PREFIXES: Final = ("web_search_", "web_fetch_", "code_execution_", "tool_search_tool_", "advisor_")
 """Type prefixes of the Anthropic-defined tools the API runs itself (plus ``mcp_toolset``)."""
 
-CLIENT_TOOL_PREFIXES: Final = ("bash_", "memory_", "text_editor_", "computer_")
+CLIENT_TOOL_PREFIXES: Final = ("bash_", "memory_", "text_editor_", "computer_", "browser_")
 """Type prefixes of the Anthropic-defined tools your code runs (a helper with a handler answers them)."""
 
 

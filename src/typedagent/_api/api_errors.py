@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from anthropic import APIResponseValidationError, APIStatusError
 
 __all__ = [
+    "ERROR_TYPE_STATUSES",
     "MID_STREAM",
     "STATUS_TYPES",
     "ApiFailure",
@@ -136,12 +137,23 @@ STATUS_TYPES: dict[int, str] = {
     403: "permission_error",
     404: "not_found_error",
     408: "request_timeout_error",
+    409: "conflict_error",
     413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
     504: "timeout_error",
     529: "overloaded_error",
 }
+"""The error type the API sends with each status, for a response whose body names none."""
+
+ERROR_TYPE_STATUSES: Final[dict[str, int]] = {
+    **{error_type: status for status, error_type in STATUS_TYPES.items()},
+    # The memory tool's errors, which share their statuses with others.
+    "memory_path_conflict_error": 409,
+    "memory_precondition_failed_error": 412,
+}
+"""The status of each error type the API sends (every one of the SDK's ``ErrorType``), for a Message Batches
+result, which names only the type."""
 
 _ADVICE: Final = {
     "missing_credentials": "Set ANTHROPIC_API_KEY, or pass execute_agent(client=...) with a configured client.",

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
-from .api_errors import STATUS_TYPES
+from .api_errors import ERROR_TYPE_STATUSES
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -20,8 +20,6 @@ MAX_BATCH_BYTES: Final = 256 * 1024 * 1024 - 64 * 1024
 
 RETRYABLE: Final = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 """Error types of an errored request worth sending again: the API's transient failures."""
-
-_STATUSES: Final = {error_type: status for status, error_type in STATUS_TYPES.items()}
 
 Resubmit: TypeAlias = Literal["resubmit"]
 
@@ -75,7 +73,10 @@ def outcome(result: Any, submissions: int, max_submissions: int) -> Outcome:
         error_type = str(getattr(body.error, "type", "api_error"))
         if error_type in RETRYABLE and submissions < max_submissions:
             return Outcome("resubmit")
-        return Outcome(_status_error(body.model_dump(mode="json"), error_type, str(getattr(body.error, "message", ""))))
+        # warnings=False: the SDK's models of an error body lag the API's error types (conflict_error, …), and
+        # pydantic warns when dumping one it has no model for; the body is relayed as the API sent it.
+        data = body.model_dump(mode="json", warnings=False)
+        return Outcome(_status_error(data, error_type, str(getattr(body.error, "message", ""))))
     ended: Literal["expired", "canceled"] = "canceled" if kind == "canceled" else "expired"
     if submissions < max_submissions:
         return Outcome("resubmit")
@@ -87,7 +88,7 @@ def _status_error(body: dict[str, Any], error_type: str, message: str) -> Except
     import anthropic
     import httpx2
 
-    status = _STATUSES.get(error_type, 500)
+    status = ERROR_TYPE_STATUSES.get(error_type, 500)
     request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages/batches")
     headers = {"request-id": body["request_id"]} if body.get("request_id") else {}
     response = httpx2.Response(status, request=request, json=body, headers=headers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -65,6 +66,20 @@ def _yaml() -> Any:
 
 def _spec_adapter(kind: str) -> pydantic.TypeAdapter[Any]:
     return pydantic.TypeAdapter(_JudgeSpec if kind == "llm_judge" else EVALUATOR_KINDS[kind])
+
+
+def _spec_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of one evaluator's arguments, the same under every pydantic the declared range allows."""
+    schema = _spec_adapter(kind).json_schema()
+    spec = _JudgeSpec if kind == "llm_judge" else EVALUATOR_KINDS[kind]
+    # pydantic before 2.13 leaves a dataclass's docstring out (an editor's hover text), and pydantic before 2.12
+    # the `additionalProperties: true` of a dict field (which means the same as leaving it out).
+    if dataclasses.is_dataclass(spec) and spec.__doc__:
+        schema.setdefault("description", inspect.cleandoc(spec.__doc__))
+    for field in cast("dict[str, dict[str, Any]]", schema.get("properties", {})).values():
+        if field.get("type") == "object" and "properties" not in field:
+            field.setdefault("additionalProperties", True)
+    return schema
 
 
 def _fields(kind: str) -> set[str]:
@@ -251,7 +266,7 @@ def dataset_json_schema(agent: AgentDefinition[Any, Any] | None = None) -> dict[
         "oneOf": [
             {
                 "type": "object",
-                "properties": {kind: _spec_adapter(kind).json_schema()},
+                "properties": {kind: _spec_schema(kind)},
                 "required": [kind],
                 "additionalProperties": False,
             }
