@@ -709,3 +709,35 @@ def test_run_scripted_prefers_deps_json_and_needs_a_scripted_client(cli: Streams
         "returns a typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a "
         "recorded run with --replay CASSETTE\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"version": 1}', "--replay: ReplayClient: 'broken.json' has no 'calls' list"),
+        (b'{"version": 1, "calls": "none"}', "--replay: ReplayClient: 'broken.json' has no 'calls' list"),
+        (b'{"version": 1, "calls": [1]}', "--replay: ReplayClient: 'broken.json': call 1 is not an object"),
+        (b"\xff\xfe{}", "--replay: 'utf-8' codec can't decode byte 0xff"),
+    ],
+)
+def test_run_replay_of_an_unusable_cassette_is_a_usage_error(
+    cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes, message: str
+) -> None:
+    """A cassette with no usable ``calls`` (or not UTF-8) is one usage error line, exit 2, never a traceback."""
+    (tmp_path / "broken.json").write_bytes(content)
+    monkeypatch.chdir(tmp_path)
+    assert cli("run", str(ROOT / "examples" / "support_triage.py") + ":agent", "hi", "--replay", "broken.json") == 2
+    lines = cli.err.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"typedagent run: error: {message}")
+
+
+def test_run_deps_json_file_that_is_not_utf8(cli: Streams, tmp_path: Path) -> None:
+    """``--deps-json @file`` with bytes that are not UTF-8 is a usage error naming the file."""
+    deps = tmp_path / "deps.json"
+    deps.write_bytes(b'{"repository": "caf\xe9"}')
+    assert cli("run", "examples/code_review.py:agent", "hi", "--deps-json", f"@{deps}", "--scripted") == 2
+    assert cli.err.getvalue() == (
+        f"typedagent run: error: --deps-json: {deps} is not UTF-8 text (invalid continuation byte at byte 19): "
+        "save it as UTF-8\n"
+    )

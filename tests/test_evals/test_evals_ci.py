@@ -208,7 +208,9 @@ def test_cli_eval_refuses_to_overwrite_an_input(tmp_path: Path, flag: str, victi
 def test_cli_eval_refuses_one_path_for_two_reports(tmp_path: Path) -> None:
     """Two reports to one file would keep only the last: refused before anything runs."""
     report = str(tmp_path / "report")
-    code, _, err = _eval(TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(TRIAGE_CASSETTE), "--json", report, "--html", report)
+    code, _, err = _eval(
+        TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(TRIAGE_CASSETTE), "--json", report, "--html", report
+    )
     assert code == 2
     assert f"--html {report} is also where --json writes: give each report its own path" in err
 
@@ -227,7 +229,10 @@ def test_cli_eval_says_which_reports_it_replaced(tmp_path: Path) -> None:
         str(tmp_path / "new.json"),
     )
     assert code == 0, err
-    assert err.splitlines() == [f"wrote {tmp_path / 'new.json'}", f"wrote {tmp_path / 'old.xml'} (replaced the file that was there)"]
+    assert err.splitlines() == [
+        f"wrote {tmp_path / 'new.json'}",
+        f"wrote {tmp_path / 'old.xml'} (replaced the file that was there)",
+    ]
     assert "vpn_drops_hourly" in (tmp_path / "old.xml").read_text()
 
 

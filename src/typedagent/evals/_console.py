@@ -15,7 +15,7 @@ _STYLE = {"passed": "green", "flaky": "yellow", "failed": "bold red"}
 def format_report(
     report: EvalReport, *, baseline: EvalReport | None = None, width: int = 120, color: bool = False
 ) -> str:
-    """The report as a table (one row per case: status, pass rate, mean score, tokens, cost, first failure).
+    r"""The report as a table (one row per case: status, pass rate, mean score, tokens, cost, first failure).
 
     Args:
         report: The report.

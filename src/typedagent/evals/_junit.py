@@ -11,7 +11,7 @@ __all__ = ["to_junit"]
 
 
 def to_junit(report: EvalReport) -> str:
-    """JUnit XML: a ``testsuite`` per report, a ``testcase`` per case, failed when its threshold fails.
+    r"""JUnit XML: a ``testsuite`` per report, a ``testcase`` per case, failed when its threshold fails.
 
     Flaky cases that still meet their threshold pass, with the failed runs in ``system-out``; a failed
     suite threshold is one more failed test case named ``suite``. Control characters in names and

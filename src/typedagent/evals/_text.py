@@ -13,7 +13,7 @@ cannot hold, and what a terminal would act on (an escape sequence) instead of sh
 
 
 def visible(text: str) -> str:
-    """``text`` with each control character written as a visible escape (``\\x1b``, ``\\x00``); the rest kept."""
+    r"""``text`` with each control character written as a visible escape (``\x1b``, ``\x00``); the rest kept."""
     return _INVISIBLE.sub(_escape, text)
 
 
