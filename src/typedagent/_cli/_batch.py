@@ -86,7 +86,8 @@ def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
         agent = dataclasses.replace(agent, validation=ValidationConfig(**dataclasses.asdict(validation)))
     path: Path = args.inputs
     scripts = _scripts(target, args)
-    total = check_inputs(path, agent, scripts and scripts.deps)  # every line and key checked before any API call
+    default_deps = None if scripts is None else scripts.deps
+    total = check_inputs(path, agent, default_deps)  # every line and every key checked before any API call
     if scripts is None and not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise UsageError(
             "ANTHROPIC_API_KEY is not set: export it to run the batch against the API, or answer from the "
@@ -177,7 +178,7 @@ async def _run(
     else:
         stream = execute_many(
             agent,
-            read_inputs(path, agent, scripts and scripts.deps),
+            read_inputs(path, agent, None if scripts is None else scripts.deps),
             client=client,
             concurrency=concurrency,
             abort_event=abort,

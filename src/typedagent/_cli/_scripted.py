@@ -17,7 +17,7 @@ def scripted_factory(target: Target) -> Callable[[], Any]:
     Raises:
         UsageError: the module defines none.
     """
-    make_client = getattr(target.module, "scripted_client", None)
+    make_client: object = getattr(target.module, "scripted_client", None)
     if not callable(make_client):
         raise UsageError(
             f"--scripted: the module of {target.label} defines no scripted_client(); define one that returns a "
