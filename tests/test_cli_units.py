@@ -741,3 +741,29 @@ def test_run_deps_json_file_that_is_not_utf8(cli: Streams, tmp_path: Path) -> No
         f"typedagent run: error: --deps-json: {deps} is not UTF-8 text (invalid continuation byte at byte 19): "
         "save it as UTF-8\n"
     )
+
+
+def test_check_model_ids(cli: Streams, tmp_path: Path) -> None:
+    """An unknown Claude-like model id is a warning line (exit 0); a ``provider:`` prefix fails the definition."""
+    source = """
+        from pydantic import BaseModel
+        from typedagent import OutputTool, define_agent
+
+        class Out(BaseModel):
+            answer: str
+
+        agent = define_agent(name="typo", model="{model}", output=OutputTool(Out, description="The answer."))
+    """
+    typo = _module(tmp_path, source.format(model="claude-snonet-4-6"), name="typo_model")
+    assert cli("check", typo) == 0
+    assert cli.err.getvalue().splitlines() == [
+        f"warn  {typo}:agent: model 'claude-snonet-4-6' is not a model the installed anthropic SDK knows: did you "
+        "mean 'claude-sonnet-4-6'? A model newer than the SDK still works (upgrade anthropic to stop this warning); "
+        "a misspelt one fails every call with a 404.",
+        f"ok    {typo}:agent  typo: 0 helpers, output 'final_output'",
+        "checked 1 agent: no problems",
+    ]
+    prefixed = _module(tmp_path, source.format(model="anthropic:claude-sonnet-4-6"), name="prefixed_model")
+    second = Streams()
+    assert second("check", prefixed) == 1
+    assert "define_agent(model='anthropic:claude-sonnet-4-6'): 'anthropic:' names a provider" in second.err.getvalue()
