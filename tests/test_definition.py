@@ -487,7 +487,7 @@ def test_definition_refuses_a_provider_prefix(model: str, fix: str) -> None:
 
 def test_definition_warns_about_a_misspelt_model() -> None:
     """A Claude-like id the installed SDK does not know is a warning (with a suggestion), pointing at the caller."""
-    with pytest.warns(UserWarning) as record:
+    with pytest.warns(UserWarning, match="is not a model the installed anthropic SDK knows") as record:
         agent = triage_agent(model="claude-snonet-4-6")
     assert agent.model == "claude-snonet-4-6"  # a warning only: a model newer than the SDK must stay usable
     [warning] = record
@@ -511,7 +511,9 @@ def test_definition_warns_about_a_misspelt_model() -> None:
         "acme-gateway/sonnet",
     ],
 )
-def test_definition_accepts_sdk_dated_and_platform_model_ids_silently(model: str, recwarn: pytest.WarningsRecorder) -> None:
+def test_definition_accepts_sdk_dated_and_platform_model_ids_silently(
+    model: str, recwarn: pytest.WarningsRecorder
+) -> None:
     """Every id the SDK names, dated ids, Bedrock and Vertex ids, and a gateway's own names pass without a warning."""
     assert triage_agent(model=model).model == model
     assert list(recwarn) == []
@@ -530,7 +532,7 @@ def test_definition_knows_every_model_of_the_sdk(recwarn: pytest.WarningsRecorde
 
 
 def test_definition_does_not_import_the_sdk_for_the_model_check() -> None:
-    """Checking the model id reads the SDK's model names without importing ``anthropic`` (seconds on a small machine)."""
+    """The model check reads the SDK's model names without importing ``anthropic`` (seconds on a small machine)."""
     import subprocess
     import sys
 
@@ -580,9 +582,7 @@ def test_definition_does_not_import_the_sdk_for_the_model_check() -> None:
         ),
     ],
 )
-def test_definition_model_settings_values_checked_against_the_sdk_types(
-    settings: dict[str, Any], message: str
-) -> None:
+def test_definition_model_settings_values_checked_against_the_sdk_types(settings: dict[str, Any], message: str) -> None:
     """A value of the wrong type fails at definition, naming the key, what the SDK expects and what was given."""
     from importlib.metadata import version
 

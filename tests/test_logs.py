@@ -97,8 +97,9 @@ async def test_logs_warning_for_a_callback_that_raises(caplog: pytest.LogCapture
 
     caplog.set_level(logging.WARNING, logger="typedagent")
     result = await run(triage_agent(helpers=[lookup]), _script(), callbacks=ExecuteCallbacks(on_tool_call=audit))
+    assert {record.name for record in caplog.records} == {"typedagent"}
     assert result.ok
-    warnings = [record for record in caplog.records if record.levelno == logging.WARNING and record.name == "typedagent"]
+    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
     assert [record.getMessage() for record in warnings] == [
         "agent 'triage': callback on_tool_call (test_logs_warning_for_a_callback_that_raises.<locals>.audit) raised "
         f"ValueError: cannot audit {name}; the execution goes on (recorded in metadata.callback_errors)"

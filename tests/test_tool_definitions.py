@@ -117,7 +117,7 @@ def test_strict_needs_a_schema() -> None:
         ),
         (
             {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query", "limit"]},
-            "input_schema: \"required\" names ['limit'], which are not in \"properties\"",
+            'input_schema: "required" names [\'limit\'], which are not in "properties"',
         ),
     ],
 )

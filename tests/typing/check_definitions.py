@@ -289,6 +289,6 @@ define_agent(
 settings: ModelSettings = {"metadata": {"user_id": "u-1"}, "extra_headers": {"x-trace": "1"}, "timeout": 30.0}
 define_agent(name="settings", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings=settings)
 agent.with_options(model_settings={"service_tier": "auto"})
-define_agent(name="typo", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings={"stop_sequence": ["END"]})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+define_agent(name="t", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings={"stop_sequence": []})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
 define_agent(name="typo", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings={"thinking": "on"})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
 agent.with_options(model_settings={"metdata": {"user_id": "u"}})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

@@ -33,6 +33,7 @@ TOOL_KEYS: Final = frozenset(
 )
 """The keys of ``anthropic.types.ToolParam``: anything else is a typo or another vendor's shape."""
 
+
 def add_check_parser(commands: Any) -> None:
     """Register ``typedagent check``."""
     parser = commands.add_parser(
