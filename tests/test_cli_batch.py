@@ -495,3 +495,29 @@ def test_cli_batch_scripted_usage_errors(project: Path, monkeypatch: pytest.Monk
     )
     assert code == 2
     assert "--scripted answers from the module's scripted_client() in this process: it cannot run on Ray" in err
+
+
+def test_cli_batch_on_a_results_file_another_run_holds(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second ``typedagent batch`` on a results file in use stops before any call, saying so (exit 2)."""
+    import asyncio
+
+    from typedagent._many.journal import Journal
+
+    (project / "inputs.jsonl").write_text('"one"\n')
+    holder = Journal.open(project / "out.jsonl", _plain_agent(project, monkeypatch))
+    try:
+        code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl")
+    finally:
+        asyncio.run(holder.close())
+    assert (code, err) == (
+        2,
+        "typedagent batch: error: --output: out.jsonl is in use by another run (it holds the journal's lock, in "
+        "this process or another): wait for it to finish, or use another journal file.\n",
+    )
+
+
+def _plain_agent(project: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from typedagent._agent.locate import load_agent
+
+    monkeypatch.chdir(project)
+    return load_agent("agents.py:plain").agent
