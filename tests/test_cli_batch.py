@@ -521,3 +521,17 @@ def _plain_agent(project: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.chdir(project)
     return load_agent("agents.py:plain").agent
+
+
+def test_cli_batch_scripted_client_that_runs_out(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scripted client whose script runs out is reported on one line, exit 1, never a traceback."""
+    (project / "agents.py").write_text(
+        textwrap.dedent(AGENTS) + "\nfrom typedagent.testing import ScriptedClient\n"
+        "\ndef scripted_client() -> ScriptedClient:\n    return ScriptedClient([])\n"
+    )
+    (project / "inputs.jsonl").write_text('"one"\n')
+    code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl", "--scripted")
+    assert code == 1
+    assert err.splitlines()[-1].startswith(
+        "typedagent batch: error: ScriptError: ScriptedClient: request 1 arrived but the script has only 0 item(s)."
+    )

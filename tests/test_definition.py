@@ -491,6 +491,9 @@ def test_definition_warns_about_a_misspelt_model() -> None:
         agent = triage_agent(model="claude-snonet-4-6")
     assert agent.model == "claude-snonet-4-6"  # a warning only: a model newer than the SDK must stay usable
     [warning] = record
+    with pytest.warns(UserWarning, match="did you mean 'claude-haiku-4-5'") as direct:
+        define_agent(name="typo", model="claude-haiku-4-6", output=OutputTool(Triage))
+    assert direct[0].filename == __file__  # the line that wrote the id
     assert str(warning.message).startswith(
         "model 'claude-snonet-4-6' is not a model the installed anthropic SDK knows: did you mean "
         "'claude-sonnet-4-6'? A model newer than the SDK still works"
@@ -575,6 +578,11 @@ def test_definition_does_not_import_the_sdk_for_the_model_check() -> None:
         (
             {"thinking": {"type": "enabled", "budget_tokens": "2048"}},
             "(ThinkingConfigEnabledParam.budget_tokens: Input should be a valid integer",
+        ),
+        (
+            {"mcp_servers": "https://mcp.example.com"},
+            "model_settings['mcp_servers'] is not what messages.create takes in anthropic {version}: it expects "
+            "a list of BetaRequestMCPServerURLDefinitionParam, got 'https://mcp.example.com'",
         ),
         (
             {"extra_headers": ["x-trace"]},

@@ -302,3 +302,11 @@ def test_cli_eval_unusable_cassette_is_a_usage_error(tmp_path: Path, content: st
     code, _, err = _eval(TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(cassette))
     assert code == 2
     assert err.startswith("typedagent eval: error: --cassette: ")
+
+
+def test_cli_eval_report_path_that_is_a_folder(tmp_path: Path) -> None:
+    """A report path that is a folder is a usage error before anything runs."""
+    code, _, err = _eval(
+        TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(TRIAGE_CASSETTE), "--junit", str(tmp_path)
+    )
+    assert (code, err) == (2, f"typedagent eval: error: --junit {tmp_path} is a folder: give the report a file path\n")

@@ -352,3 +352,24 @@ def test_replay_of_a_cassette_without_usable_calls(tmp_path: Path, content: str,
     path.write_text(content)
     with pytest.raises(CassetteError, match=message):
         ReplayClient(path)
+
+
+def test_recording_that_cannot_be_saved_leaves_the_cassette_and_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save that fails (a full disk at the rename) raises, keeps the previous cassette and removes its temporary."""
+    import os
+
+    path = tmp_path / "geo.json"
+    recorder = RecordingClient(ScriptedClient([output_call(PARIS)] * 2), path)
+    asyncio.run(execute_agent(geo_agent(), PROMPT, client=recorder))
+    saved = path.read_bytes()
+
+    def full_disk(source: object, target: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left on device"):
+        recorder.save()
+    assert path.read_bytes() == saved
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["geo.json"]

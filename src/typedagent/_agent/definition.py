@@ -251,7 +251,7 @@ def _check_fields(
     warning = model_warning(model)
     if warning is not None:
         # Pointing at the caller of define_agent (or with_options, which calls it): where the id is written.
-        warnings.warn(warning, UserWarning, stacklevel=4)
+        warnings.warn(warning, UserWarning, stacklevel=3)
     if not isinstance(output, OutputTool):
         raise AgentDefinitionError(
             f"define_agent(output=...) must be an OutputTool, got {type(output).__name__}: "

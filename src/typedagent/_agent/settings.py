@@ -117,7 +117,15 @@ def _parameter_types() -> Mapping[str, Any]:
     types = dict(typing.get_type_hints(Params))
     beta = typing.get_type_hints(BetaParams)
     types.update({key: beta[key] for key in BETA_SETTINGS & beta.keys()})
-    return {key: value for key, value in types.items() if key not in RESERVED_SETTINGS}
+    return {key: _eager(value) for key, value in types.items() if key not in RESERVED_SETTINGS}
+
+
+def _eager(annotation: Any) -> Any:
+    """``Iterable[X]`` as ``Sequence[X]``: pydantic validates an iterable only as it is consumed (a string
+    passes as an iterable of characters), a sequence at once."""
+    if get_origin(annotation) is Iterable:
+        return Sequence[get_args(annotation)]  # type: ignore[misc]
+    return annotation
 
 
 @functools.cache

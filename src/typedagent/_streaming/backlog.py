@@ -41,9 +41,6 @@ class Backlog(Generic[ItemT]):
         self._items: deque[ItemT | _Box] = deque()
         self._partials: dict[str, _Box] = {}
 
-    def __len__(self) -> int:
-        return len(self._items)
-
     def put(self, item: ItemT) -> None:
         """Add ``item`` at the end (emptying the unread snapshot it supersedes)."""
         if not isinstance(item, PartialOutput):
