@@ -121,8 +121,10 @@ def _parameter_types() -> Mapping[str, Any]:
 
 
 def _eager(annotation: Any) -> Any:
-    """``Iterable[X]`` as ``Sequence[X]``: pydantic validates an iterable only as it is consumed (a string
-    passes as an iterable of characters), a sequence at once."""
+    """``Iterable[X]`` as ``Sequence[X]``, so that a value is validated at once.
+
+    pydantic validates an iterable only as it is consumed: a string would pass as an iterable of characters.
+    """
     if get_origin(annotation) is Iterable:
         return Sequence[get_args(annotation)]  # type: ignore[misc]
     return annotation
