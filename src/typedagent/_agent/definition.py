@@ -17,7 +17,7 @@ from .config import ValidationConfig
 from .context import RunContext
 from .models import check_model, model_warning
 from .output import OutputTool
-from .settings import BETA_SETTINGS, ModelSettings, checked_settings
+from .settings import ModelSettings, checked_settings
 from .tools import Helper, HelperTool
 from .toolset import agent_tools, tool_params
 from .validation import validator_takes_ctx
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from .server_tool_checks import ServerTool
 
-__all__ = ["BETA_SETTINGS", "AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
+__all__ = ["AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
 
 OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT", default=None)
