@@ -13,7 +13,7 @@ from anthropic.types.message_create_params import MessageCreateParamsBase as Par
 from support import GOOD, handing_over, recorded, run, triage_agent
 
 from typedagent import ExecuteCallbacks, ExecutionState, ModelResponse, ToolCall, ToolResult, execute_agent
-from typedagent._agent.definition import BETA_SETTINGS
+from typedagent._agent.settings import BETA_SETTINGS
 from typedagent._api.beta import BETA_ONLY_SETTINGS, EDIT_BETAS, beta_request
 from typedagent.testing import FakeAnthropicServer, FunctionClient, ScriptedClient, conversation, output_call
 

@@ -390,7 +390,8 @@ def test_cli_check_reports_one_line_per_problem(tmp_path: Path) -> None:
         "@tool\ndef undocumented(x: int) -> int:\n    return x\n\n"
         "legacy = HelperTool(\n"
         "    definition={'name': 'legacy', 'description': 'Old shape.', 'parameters': {},\n"
-        "                'input_schema': {'type': 'object', 'required': ['q']}, 'strict': True},\n"
+        "                'input_schema': {'type': 'object', 'properties': {'q': {'type': 'string'}},\n"
+        "                                 'required': ['q']}, 'strict': True},\n"
         "    handler=lambda data: data,\n)\n\n"
         "agent = define_agent(name='bad', model='m', output=OutputTool(Out), helpers=[undocumented, legacy])\n"
     )
@@ -402,12 +403,25 @@ def test_cli_check_reports_one_line_per_problem(tmp_path: Path) -> None:
         "(add a docstring, or pass description=...)",
         f"FAIL  {label}: tool 'legacy': unknown key(s) 'parameters'; the Messages API takes name, description, "
         "input_schema (not 'parameters' or 'inputSchema')",
-        f"FAIL  {label}: tool 'legacy': input_schema: \"required\" names ['q'], which are not in \"properties\"",
         f"FAIL  {label}: tool 'legacy': strict, but its input_schema is not in strict form (transform_schema changes "
         "input_schema.additionalProperties); build it with anthropic.transform_schema(...) or use "
         "OutputTool(..., strict=True)",
-        "checked 1 agent: 4 problems",
+        "checked 1 agent: 3 problems",
     ]
+    # A schema the API would refuse fails when the HelperTool is defined: check reports the import that failed.
+    (tmp_path / "dangling.py").write_text(
+        "from typedagent import HelperTool\n"
+        "legacy = HelperTool(definition={'name': 'legacy', 'description': 'Old.',\n"
+        "                                'input_schema': {'type': 'object', 'required': ['q']}}, handler=print)\n"
+    )
+    dangling = cli("check", str(tmp_path / "dangling.py"))
+    assert dangling.returncode == 1
+    assert dangling.stderr.splitlines()[0] == (
+        f"FAIL  {tmp_path / 'dangling.py'}: importing {tmp_path / 'dangling.py'} failed: AgentDefinitionError: "
+        "HelperTool 'legacy': its input_schema is not one the Messages API accepts: input_schema: \"required\" "
+        "names ['q'], which are not in \"properties\". Fix the schema (or build the tool with @tool from a typed "
+        "function)."
+    )
 
 
 def test_cli_record_then_replay_offline(api: FakeAnthropicServer, tmp_path: Path) -> None:

@@ -214,7 +214,8 @@ def test_cli_batch_other_usage_errors(project: Path, api: FakeAnthropicServer) -
     no_key = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "out.jsonl", server=None)
     assert (no_key.returncode, no_key.stderr) == (
         2,
-        "typedagent batch: error: ANTHROPIC_API_KEY is not set: export it to run the batch against the API\n",
+        "typedagent batch: error: ANTHROPIC_API_KEY is not set: export it to run the batch against the API, or "
+        "answer from the module's scripted_client() with --scripted\n",
     )
     missing = batch(project, "agents.py:agent", "nope.jsonl", "-o", "out.jsonl", server=api)
     assert missing.returncode == 2
@@ -395,3 +396,142 @@ def test_cli_batch_over_a_local_ray_cluster(project: Path) -> None:
     assert sorted(record["key"] for record in saved) == ["#0", "#1", "#2"]
     assert all(record["output"] == {"severity": 2, "summary": "VPN drops"} for record in saved)
     assert len(server.requests) == 3
+
+
+def _main_batch(project: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
+    """``typedagent batch`` in-process, from ``project``, with nothing reachable to send to."""
+    from typedagent.__main__ import main
+
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing may be sent
+    err = io.StringIO()
+    return main(["batch", *args], stdout=io.StringIO(), stderr=err), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (
+            '{"prompt": "a", "key": "k"}\n"b"\n\n{"prompt": "c", "key": "k"}\n',
+            "inputs.jsonl:4: key 'k' is already the key of inputs.jsonl:1: every input needs a key of its own",
+        ),
+        (
+            '{"prompt": "a", "key": "#1"}\n"b"\n',
+            "inputs.jsonl:2: its key '#1' (from its position) is already the key of inputs.jsonl:1: every input "
+            "needs a key of its own",
+        ),
+    ],
+)
+def test_cli_batch_duplicate_keys_are_usage_errors_before_any_call(
+    project: Path, monkeypatch: pytest.MonkeyPatch, lines: str, message: str
+) -> None:
+    """Keys are checked with every line, before the first API call: a duplicate is exit 2 naming both lines."""
+    (project / "inputs.jsonl").write_text(lines)
+    code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl")
+    assert (code, err) == (2, f"typedagent batch: error: {message}\n")
+    assert not (project / "out.jsonl").exists()
+
+
+def test_cli_batch_line_that_is_not_utf8_is_a_usage_error(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes that are not UTF-8 are a usage error naming their line, before any call."""
+    (project / "inputs.jsonl").write_bytes(b'"first"\n"caf\xe9"\n')
+    code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl")
+    assert (code, err) == (
+        2,
+        "typedagent batch: error: inputs.jsonl:2 is not UTF-8 text (invalid continuation byte): save the file "
+        "as UTF-8\n",
+    )
+
+
+SCRIPTED = """
+from typedagent.testing import ScriptedClient, output_call, text
+
+def scripted_client() -> ScriptedClient:
+    return ScriptedClient([text("Let me think."), output_call({"severity": 1, "summary": "scripted"})])
+
+def deps() -> Case:
+    return Case(fail=False)
+"""
+
+
+def test_cli_batch_scripted_runs_offline(project: Path) -> None:
+    """``--scripted`` answers every input from a fresh ``scripted_client()``, with no key; the journal resumes."""
+    (project / "agents.py").write_text(textwrap.dedent(AGENTS) + textwrap.dedent(SCRIPTED))
+    (project / "inputs.jsonl").write_text('"one"\n{"prompt": "two", "deps": {"fail": true}}\n"three"\n')
+    done = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "out.jsonl", "--scripted", server=None)
+    assert done.returncode == 1, done.stderr  # "two" is rejected on purpose, twice
+    assert "answers from the module's scripted_client(), one input at a time (offline)" in done.stderr
+    saved = {record["key"]: record for record in records(project / "out.jsonl")}
+    assert {key: record["outcome"] for key, record in saved.items()} == {
+        "#0": "success",
+        "#1": "VALIDATION_FAILED",
+        "#2": "success",
+    }
+    assert saved["#2"]["output"] == {"severity": 1, "summary": "scripted"}
+    assert saved["#0"]["iterations"] == 2  # the script from its start: text, then the output
+    again = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "out.jsonl", "--scripted", server=None)
+    assert "3 already in out.jsonl, read back" in again.stderr
+
+
+def test_cli_batch_scripted_usage_errors(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--scripted`` needs a scripted_client(); it runs one input at a time and never on Ray or in batches."""
+    (project / "inputs.jsonl").write_text('"one"\n')
+    code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl", "--scripted")
+    assert code == 2
+    assert err.startswith(
+        "typedagent batch: error: --scripted: the module of agents.py:plain defines no scripted_client()"
+    )
+    code, err = _main_batch(
+        project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl", "--scripted", "-c", "4"
+    )
+    assert (code, err) == (
+        2,
+        "typedagent batch: error: --scripted runs one input at a time, each on a fresh scripted_client(): "
+        "leave out -c\n",
+    )
+    code, err = _main_batch(
+        project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl", "--scripted", "--ray", "local"
+    )
+    assert code == 2
+    assert "--scripted answers from the module's scripted_client() in this process: it cannot run on Ray" in err
+
+
+def test_cli_batch_on_a_results_file_another_run_holds(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second ``typedagent batch`` on a results file in use stops before any call, saying so (exit 2)."""
+    import asyncio
+
+    from typedagent._many.journal import Journal
+
+    (project / "inputs.jsonl").write_text('"one"\n')
+    holder = Journal.open(project / "out.jsonl", _plain_agent(project, monkeypatch))
+    try:
+        code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl")
+    finally:
+        asyncio.run(holder.close())
+    assert (code, err) == (
+        2,
+        "typedagent batch: error: --output: out.jsonl is in use by another run (it holds the journal's lock, in "
+        "this process or another): wait for it to finish, or use another journal file.\n",
+    )
+
+
+def _plain_agent(project: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from typedagent._agent.locate import load_agent
+
+    monkeypatch.chdir(project)
+    return load_agent("agents.py:plain").agent
+
+
+def test_cli_batch_scripted_client_that_runs_out(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scripted client whose script runs out is reported on one line, exit 1, never a traceback."""
+    (project / "agents.py").write_text(
+        textwrap.dedent(AGENTS) + "\nfrom typedagent.testing import ScriptedClient\n"
+        "\ndef scripted_client() -> ScriptedClient:\n    return ScriptedClient([])\n"
+    )
+    (project / "inputs.jsonl").write_text('"one"\n')
+    code, err = _main_batch(project, monkeypatch, "agents.py:plain", "inputs.jsonl", "-o", "out.jsonl", "--scripted")
+    assert code == 1
+    assert err.splitlines()[-1].startswith(
+        "typedagent batch: error: ScriptError: ScriptedClient: request 1 arrived but the script has only 0 item(s)."
+    )

@@ -709,3 +709,61 @@ def test_run_scripted_prefers_deps_json_and_needs_a_scripted_client(cli: Streams
         "returns a typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a "
         "recorded run with --replay CASSETTE\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"version": 1}', "--replay: ReplayClient: 'broken.json' has no 'calls' list"),
+        (b'{"version": 1, "calls": "none"}', "--replay: ReplayClient: 'broken.json' has no 'calls' list"),
+        (b'{"version": 1, "calls": [1]}', "--replay: ReplayClient: 'broken.json': call 1 is not an object"),
+        (b"\xff\xfe{}", "--replay: 'utf-8' codec can't decode byte 0xff"),
+    ],
+)
+def test_run_replay_of_an_unusable_cassette_is_a_usage_error(
+    cli: Streams, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes, message: str
+) -> None:
+    """A cassette with no usable ``calls`` (or not UTF-8) is one usage error line, exit 2, never a traceback."""
+    (tmp_path / "broken.json").write_bytes(content)
+    monkeypatch.chdir(tmp_path)
+    assert cli("run", str(ROOT / "examples" / "support_triage.py") + ":agent", "hi", "--replay", "broken.json") == 2
+    lines = cli.err.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"typedagent run: error: {message}")
+
+
+def test_run_deps_json_file_that_is_not_utf8(cli: Streams, tmp_path: Path) -> None:
+    """``--deps-json @file`` with bytes that are not UTF-8 is a usage error naming the file."""
+    deps = tmp_path / "deps.json"
+    deps.write_bytes(b'{"repository": "caf\xe9"}')
+    assert cli("run", "examples/code_review.py:agent", "hi", "--deps-json", f"@{deps}", "--scripted") == 2
+    assert cli.err.getvalue() == (
+        f"typedagent run: error: --deps-json: {deps} is not UTF-8 text (invalid continuation byte at byte 19): "
+        "save it as UTF-8\n"
+    )
+
+
+def test_check_model_ids(cli: Streams, tmp_path: Path) -> None:
+    """An unknown Claude-like model id is a warning line (exit 0); a ``provider:`` prefix fails the definition."""
+    source = """
+        from pydantic import BaseModel
+        from typedagent import OutputTool, define_agent
+
+        class Out(BaseModel):
+            answer: str
+
+        agent = define_agent(name="typo", model="{model}", output=OutputTool(Out, description="The answer."))
+    """
+    typo = _module(tmp_path, source.format(model="claude-snonet-4-6"), name="typo_model")
+    assert cli("check", typo) == 0
+    assert cli.err.getvalue().splitlines() == [
+        f"warn  {typo}:agent: model 'claude-snonet-4-6' is not a model the installed anthropic SDK knows: did you "
+        "mean 'claude-sonnet-4-6'? A model newer than the SDK still works (upgrade anthropic to stop this warning); "
+        "a misspelt one fails every call with a 404.",
+        f"ok    {typo}:agent  typo: 0 helpers, output 'final_output'",
+        "checked 1 agent: no problems",
+    ]
+    prefixed = _module(tmp_path, source.format(model="anthropic:claude-sonnet-4-6"), name="prefixed_model")
+    second = Streams()
+    assert second("check", prefixed) == 1
+    assert "define_agent(model='anthropic:claude-sonnet-4-6'): 'anthropic:' names a provider" in second.err.getvalue()

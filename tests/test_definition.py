@@ -463,3 +463,148 @@ def test_definition_with_options_runs_the_same_checks(options: dict[str, Any], m
     agent = triage_agent(model_settings={"thinking": {"type": "enabled", "budget_tokens": 1024}})
     with pytest.raises(AgentDefinitionError, match=message):
         agent.with_options(**options)
+
+
+@pytest.mark.parametrize(
+    ("model", "fix"),
+    [
+        ("anthropic:claude-sonnet-4-6", "claude-sonnet-4-6"),
+        ("bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ("google-vertex:claude-sonnet-4-5@20250929", "claude-sonnet-4-5@20250929"),
+    ],
+)
+def test_definition_refuses_a_provider_prefix(model: str, fix: str) -> None:
+    """A pydantic-ai style ``provider:`` prefix is refused with the model id to write instead."""
+    with pytest.raises(AgentDefinitionError) as raised:
+        triage_agent(model=model)
+    prefix = model.split(":")[0]
+    assert str(raised.value) == (
+        f"define_agent(model={model!r}): {prefix + ':'!r} names a provider, as pydantic-ai model strings do; "
+        f"typedagent sends the model id as it is to the client you pass (AsyncAnthropic, AsyncAnthropicBedrock, "
+        f"AsyncAnthropicVertex): write model={fix!r}."
+    )
+
+
+def test_definition_warns_about_a_misspelt_model() -> None:
+    """A Claude-like id the installed SDK does not know is a warning (with a suggestion), pointing at the caller."""
+    with pytest.warns(UserWarning, match="is not a model the installed anthropic SDK knows") as record:
+        agent = triage_agent(model="claude-snonet-4-6")
+    assert agent.model == "claude-snonet-4-6"  # a warning only: a model newer than the SDK must stay usable
+    [warning] = record
+    with pytest.warns(UserWarning, match="did you mean 'claude-haiku-4-5'") as direct:
+        define_agent(name="typo", model="claude-haiku-4-6", output=OutputTool(Triage))
+    assert direct[0].filename == __file__  # the line that wrote the id
+    assert str(warning.message).startswith(
+        "model 'claude-snonet-4-6' is not a model the installed anthropic SDK knows: did you mean "
+        "'claude-sonnet-4-6'? A model newer than the SDK still works"
+    )
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "claude-haiku-4-5",
+        "claude-sonnet-4-5-20250929",
+        "claude-sonnet-4-6-20260217",
+        "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "claude-sonnet-4-5@20250929",
+        "my-finetune",
+        "acme-gateway/sonnet",
+    ],
+)
+def test_definition_accepts_sdk_dated_and_platform_model_ids_silently(
+    model: str, recwarn: pytest.WarningsRecorder
+) -> None:
+    """Every id the SDK names, dated ids, Bedrock and Vertex ids, and a gateway's own names pass without a warning."""
+    assert triage_agent(model=model).model == model
+    assert list(recwarn) == []
+
+
+def test_definition_knows_every_model_of_the_sdk(recwarn: pytest.WarningsRecorder) -> None:
+    """Each name of the SDK's ``Model`` literal is known: none warns."""
+    from typing import get_args
+
+    from anthropic.types import Model
+
+    literal = next(arg for arg in get_args(Model) if arg is not str)
+    for model in get_args(literal):
+        triage_agent(model=model)
+    assert list(recwarn) == []
+
+
+def test_definition_does_not_import_the_sdk_for_the_model_check() -> None:
+    """The model check reads the SDK's model names without importing ``anthropic`` (seconds on a small machine)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pydantic import BaseModel\n"
+        "from typedagent import OutputTool, define_agent\n"
+        "class Out(BaseModel):\n"
+        "    answer: str\n"
+        "define_agent(name='a', model='claude-sonnet-4-6', output=OutputTool(Out))\n"
+        "print('anthropic' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"thinking": "on"},
+            "model_settings['thinking'] is not what messages.create takes in anthropic {version}: it expects "
+            "{{'budget_tokens': int, 'type': 'enabled', ",
+        ),
+        (
+            {"stop_sequences": "END"},
+            "model_settings['stop_sequences'] is not what messages.create takes in anthropic {version}: it expects "
+            "a list of str, got 'END' ('str' instances are not allowed as a Sequence value).",
+        ),
+        (
+            {"service_tier": "fast"},
+            "model_settings['service_tier'] is not what messages.create takes in anthropic {version}: it expects "
+            "'auto' | 'standard_only', got 'fast'",
+        ),
+        (
+            {"metadata": {"user_id": 3}},
+            "model_settings['metadata'] is not what messages.create takes in anthropic {version}: it expects "
+            "{{'user_id'?: str | None}}, got {{'user_id': 3}} (user_id: Input should be a valid string).",
+        ),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": "2048"}},
+            "(ThinkingConfigEnabledParam.budget_tokens: Input should be a valid integer",
+        ),
+        (
+            {"mcp_servers": "https://mcp.example.com"},
+            "model_settings['mcp_servers'] is not what messages.create takes in anthropic {version}: it expects "
+            "a list of BetaRequestMCPServerURLDefinitionParam, got 'https://mcp.example.com'",
+        ),
+        (
+            {"extra_headers": ["x-trace"]},
+            "model_settings['extra_headers'] must be a dict (the SDK's request option), got list.",
+        ),
+    ],
+)
+def test_definition_model_settings_values_checked_against_the_sdk_types(settings: dict[str, Any], message: str) -> None:
+    """A value of the wrong type fails at definition, naming the key, what the SDK expects and what was given."""
+    from importlib.metadata import version
+
+    with pytest.raises(AgentDefinitionError) as raised:
+        triage_agent(model_settings=settings)
+    assert message.format(version=version("anthropic")) in str(raised.value)
+    with pytest.raises(AgentDefinitionError):
+        triage_agent().with_options(model_settings=settings)
+
+
+def test_model_settings_type_covers_the_sdk_parameters() -> None:
+    """``ModelSettings`` has exactly the keys define_agent accepts from the installed SDK: a new SDK key fails here."""
+    from typedagent import ModelSettings
+    from typedagent._agent.settings import settings_keys
+
+    assert set(ModelSettings.__annotations__) == set(settings_keys())
+    assert ModelSettings.__total__ is False

@@ -3,13 +3,16 @@
 The blocks of one file run in order in one shared namespace (a later block may use names defined by an
 earlier one), in a fresh module namespace per file, offline: examples use ``typedagent.testing``
 clients, never the real API. A block titled ``Before: <package> <version>`` shows another library's code;
-``tests/test_migration.py`` runs it against that package instead. ``tests/typecheck_docs.py`` type-checks
-them all.
+``tests/test_migration.py`` runs it against that package instead. A block titled with a file name
+(``title="helpdesk.py"``) is a module of the reader's project: it is written as that file, importable by
+the other blocks. ``tests/typecheck_docs.py`` type-checks them all.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,24 @@ ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
 BEFORE = 'title="Before: '
 """The fence option of a block showing another library's code (run by tests/test_migration.py)."""
+FILE = re.compile(r'title="(?P<name>[A-Za-z_]\w*)\.py"')
+"""The fence option of a block that is a module of the reader's project."""
+
+
+def install_file_blocks(text: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Import the file blocks of a document as modules (written into ``folder``), for this test only."""
+    for match in FENCE.finditer(text):
+        file = FILE.search(match.group(1))
+        if file is None:
+            continue
+        path = folder / f"{file['name']}.py"
+        path.write_text(match.group(2))
+        spec = importlib.util.spec_from_file_location(file["name"], path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, file["name"], module)  # gone again when the test ends
+        spec.loader.exec_module(module)
 
 
 def _documents() -> list[Path]:
@@ -27,14 +48,15 @@ def _documents() -> list[Path]:
 
 
 @pytest.mark.parametrize("doc", _documents(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each document's Python examples run top to bottom without error."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     if "from typedagent.ray import" in doc.read_text():
         pytest.importorskip("ray", reason="the ray extra is not installed (the dev extra brings it)")
+    install_file_blocks(doc.read_text(), tmp_path, monkeypatch)
     namespace: dict[str, object] = {"__name__": f"docs_example_{doc.stem}"}
     for number, match in enumerate(FENCE.finditer(doc.read_text()), start=1):
-        if BEFORE in match.group(1):
+        if BEFORE in match.group(1) or FILE.search(match.group(1)):
             continue
         line = doc.read_text()[: match.start()].count("\n") + 2
         code = compile(match.group(2), f"{doc.relative_to(ROOT)}:{line} (block {number})", "exec", dont_inherit=True)

@@ -290,3 +290,98 @@ async def test_journal_line_missing_fields_is_an_error(tmp_path: Path) -> None:
     journal.write_text('{"key": "k", "agent": "triage", "outcome": "success"}\n')
     with pytest.raises(JournalError, match=r"the journal line of key 'k' is not one typedagent can read back"):
         await run([RunInput("ok 0", key="k")], journal)
+
+
+async def test_journal_is_locked_while_a_run_uses_it(tmp_path: Path) -> None:
+    """A second run on a journal in use stops with a JournalError before executing anything; the first is unharmed."""
+    journal = tmp_path / "run.jsonl"
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def held(request: dict[str, Any]) -> Any:
+        started.set()
+        await release.wait()
+        return model(request)
+
+    async def first_run() -> list[ManyResult[Triage]]:
+        stream = execute_many(triage_agent(), ["ok 0", "ok 1"], client=FunctionClient(held), journal=journal)
+        return [result async for result in stream]
+
+    first = asyncio.ensure_future(first_run())
+    await started.wait()
+    second_calls: list[object] = []
+
+    def second_model(request: dict[str, Any]) -> Any:
+        second_calls.append(request)
+        return model(request)
+
+    with pytest.raises(JournalError, match=r"run\.jsonl is in use by another run") as raised:
+        async for _ in execute_many(triage_agent(), ["ok 0"], client=FunctionClient(second_model), journal=journal):
+            pass
+    assert "wait for it to finish, or use another journal file" in str(raised.value)
+    assert second_calls == []
+    release.set()
+    assert sorted(r.key for r in await first) == ["#0", "#1"]
+    assert sorted(record["key"] for record in lines(journal)) == ["#0", "#1"]
+    again = await run(["ok 0", "ok 1"], journal)  # the lock ends with the run
+    assert [r.resumed for r in again] == [True, True]
+
+
+LOCK_CHILD = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from support import triage_agent
+from typedagent._many.journal import Journal
+
+journal = Journal.open({journal!r}, triage_agent())
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def test_journal_lock_holds_across_processes(tmp_path: Path) -> None:
+    """Another process holding the journal (a second `typedagent batch`) makes this run stop with a JournalError."""
+    journal = tmp_path / "run.jsonl"
+    code = LOCK_CHILD.format(tests=str(ROOT / "tests"), journal=str(journal))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "locked\n"
+        with pytest.raises(JournalError, match=r"is in use by another run"):
+            asyncio.run(run(["ok 0"], journal))
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+        if child.stdout is not None:
+            child.stdout.close()
+    assert [r.resumed for r in asyncio.run(run(["ok 0"], journal))] == [False]  # a killed holder leaves no lock
+
+
+async def test_journal_keeps_a_complete_last_line_without_its_newline(tmp_path: Path) -> None:
+    """A last record that parses whole is kept (its input is not billed again); the next line starts on a new line."""
+    journal = tmp_path / "run.jsonl"
+    await run(["ok 0", "ok 1"], journal)
+    journal.write_bytes(journal.read_bytes().rstrip(b"\n"))  # an editor or a tool dropped the final newline
+    calls: list[str] = []
+
+    def counting(request: dict[str, Any]) -> Any:
+        calls.append(request["messages"][0]["content"])
+        return model(request)
+
+    stream = execute_many(triage_agent(), ["ok 0", "ok 1", "ok 2"], client=FunctionClient(counting), journal=journal)
+    second = sorted([result async for result in stream], key=lambda r: r.index)
+    assert calls == ["ok 2"]
+    assert [r.resumed for r in second] == [True, True, False]
+    assert [record["key"] for record in lines(journal)] == ["#0", "#1", "#2"]
+
+
+async def test_journal_refuses_a_newer_format_version(tmp_path: Path) -> None:
+    """A journal written by a newer typedagent (a higher "v") is refused, not misread."""
+    journal = tmp_path / "run.jsonl"
+    await run(["ok 0"], journal)
+    record = lines(journal)[0]
+    journal.write_text(json.dumps({**record, "v": 2}) + "\n")
+    with pytest.raises(JournalError, match=r"run\.jsonl:1 was written in journal format 2 .* reads format 1"):
+        await run(["ok 0"], journal)
+    journal.write_text(json.dumps({**record, "v": "1"}) + "\n")
+    with pytest.raises(JournalError, match=r"run\.jsonl:1 has a format version '1' that is not a number"):
+        await run(["ok 0"], journal)

@@ -86,3 +86,23 @@ async def test_logs_debug_names_failed_and_interrupted_calls(caplog: pytest.LogC
     lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
     assert any("iteration 1: failed (invalid_request_error)" in line for line in lines)
     assert any("iteration 1: interrupted (timeout)" in line for line in lines)
+
+
+async def test_logs_warning_for_a_callback_that_raises(caplog: pytest.LogCaptureFixture) -> None:
+    """A callback that raises is a WARNING naming the agent, the hook, the callback and the error; the run goes on."""
+    from typedagent import ExecuteCallbacks, ExecutionState, ToolCall
+
+    def audit(state: ExecutionState, event: ToolCall) -> None:
+        raise ValueError(f"cannot audit {event.name}")
+
+    caplog.set_level(logging.WARNING, logger="typedagent")
+    result = await run(triage_agent(helpers=[lookup]), _script(), callbacks=ExecuteCallbacks(on_tool_call=audit))
+    assert {record.name for record in caplog.records} == {"typedagent"}
+    assert result.ok
+    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
+    assert [record.getMessage() for record in warnings] == [
+        "agent 'triage': callback on_tool_call (test_logs_warning_for_a_callback_that_raises.<locals>.audit) raised "
+        f"ValueError: cannot audit {name}; the execution goes on (recorded in metadata.callback_errors)"
+        for name in ("lookup", "final_output")
+    ]
+    assert len(result.metadata.callback_errors) == 2

@@ -26,7 +26,7 @@ from anthropic.types.beta import BetaContentBlock, BetaServerToolUsage, BetaTool
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from anthropic.types.shared import ErrorType
 
-from typedagent._agent import definition as _definition
+from typedagent._agent import settings as _settings
 from typedagent._agent import tool_definitions as _tool_definitions
 from typedagent._api import api_errors as _api_errors
 from typedagent._api import batch_results as _batch_results
@@ -80,15 +80,15 @@ def content_blocks(union: Any) -> dict[str, Any]:
 CREATE = parameters(AsyncMessages.create)
 BETA_CREATE = parameters(AsyncBetaMessages.create)
 BLOCKS = {**content_blocks(ContentBlock), **content_blocks(BetaContentBlock)}
-DEFINITION, BETA, SPANS = where(_definition), where(_beta), where(_span_attributes)
+SETTINGS, BETA, SPANS = where(_settings), where(_beta), where(_span_attributes)
 
 # The parameters of messages.create this version of typedagent was written against, and how it treats each:
 # built by typedagent (RESERVED_SETTINGS), passed through from model_settings, or a request option. A new one is
 # passed through from model_settings as it is (settings_keys reads the SDK), which is right unless typedagent has
 # to build it or trace it.
 REVIEWED_CREATE = {
-    *_definition.RESERVED_SETTINGS,
-    *_definition.TRANSPORT_SETTINGS,
+    *_settings.RESERVED_SETTINGS,
+    *_settings.TRANSPORT_SETTINGS,
     "container",
     "diagnostics",
     "inference_geo",
@@ -121,12 +121,12 @@ def test_sdk_tables_create_parameters_are_the_reviewed_ones() -> None:
         CREATE,
         gained=lambda name: (
             f"the SDK's messages.create gained parameter {name!r}: model_settings passes it through as it is; if "
-            f"typedagent builds it, add it to RESERVED_SETTINGS ({DEFINITION}), if a span should carry it, to "
-            f"_REQUEST ({SPANS}); then add it to REVIEWED_CREATE in this file"
+            f"typedagent builds it, add it to RESERVED_SETTINGS ({SETTINGS}), else to the ModelSettings type there; "
+            f"if a span should carry it, to _REQUEST ({SPANS}); then add it to REVIEWED_CREATE in this file"
         ),
         lost=lambda name: (
             f"the SDK's messages.create no longer accepts {name!r}: remove it from REVIEWED_CREATE in this file, "
-            f"from RESERVED_SETTINGS or TRANSPORT_SETTINGS ({DEFINITION}), and from the docs"
+            f"from RESERVED_SETTINGS or TRANSPORT_SETTINGS ({SETTINGS}), and from the docs"
         ),
     )
     assert not problems, "\n".join(problems)
@@ -140,12 +140,12 @@ def test_sdk_tables_beta_create_parameters_are_the_reviewed_ones() -> None:
         BETA_CREATE - CREATE,
         gained=lambda name: (
             f"the SDK's beta messages.create gained parameter {name!r}: model_settings refuses it until it is in "
-            f"BETA_SETTINGS ({DEFINITION}) and BETA_ONLY_SETTINGS ({BETA}), with the beta header it needs; "
+            f"BETA_SETTINGS ({SETTINGS}) and BETA_ONLY_SETTINGS ({BETA}), with the beta header it needs; "
             "then add it to REVIEWED_BETA_ONLY in this file"
         ),
         lost=lambda name: (
             f"the SDK's beta messages.create no longer has {name!r} of its own: remove it from REVIEWED_BETA_ONLY "
-            f"in this file, and from BETA_SETTINGS ({DEFINITION}) and BETA_ONLY_SETTINGS ({BETA})"
+            f"in this file, and from BETA_SETTINGS ({SETTINGS}) and BETA_ONLY_SETTINGS ({BETA})"
         ),
     )
     assert not problems, "\n".join(problems)
@@ -153,29 +153,29 @@ def test_sdk_tables_beta_create_parameters_are_the_reviewed_ones() -> None:
 
 def test_sdk_tables_reserved_and_beta_settings_are_parameters_the_sdk_accepts() -> None:
     """What model_settings may not set, or sets through the beta resource, are parameters of messages.create."""
-    reserved, beta = _definition.RESERVED_SETTINGS, _definition.BETA_SETTINGS
+    reserved, beta = _settings.RESERVED_SETTINGS, _settings.BETA_SETTINGS
     problems = [
-        f"RESERVED_SETTINGS ({DEFINITION}) names {name!r}, which messages.create no longer accepts"
+        f"RESERVED_SETTINGS ({SETTINGS}) names {name!r}, which messages.create no longer accepts"
         for name in sorted(reserved - CREATE)
     ] + [
-        f"BETA_SETTINGS ({DEFINITION}) names {name!r}, which the beta messages.create no longer accepts"
+        f"BETA_SETTINGS ({SETTINGS}) names {name!r}, which the beta messages.create no longer accepts"
         for name in sorted(beta - BETA_CREATE)
     ]
     assert not problems, "\n".join(problems)
-    assert _definition.settings_keys() == (CREATE - reserved) | beta
+    assert _settings.settings_keys() == (CREATE - reserved) | beta
 
 
 def test_sdk_tables_transport_settings_are_the_sdk_request_options() -> None:
     """TRANSPORT_SETTINGS are exactly the request options messages.create takes beside the API's parameters."""
     options = CREATE - MessageCreateParamsNonStreaming.__annotations__.keys() - {"stream"}
     problems = differences(
-        _definition.TRANSPORT_SETTINGS,
+        _settings.TRANSPORT_SETTINGS,
         options,
         gained=lambda name: (
             f"the SDK's messages.create gained request option {name!r}: add it to TRANSPORT_SETTINGS "
-            f"({DEFINITION}) so model_settings takes it"
+            f"({SETTINGS}) so model_settings takes it"
         ),
-        lost=lambda name: f"TRANSPORT_SETTINGS ({DEFINITION}) names {name!r}, which messages.create no longer takes",
+        lost=lambda name: f"TRANSPORT_SETTINGS ({SETTINGS}) names {name!r}, which messages.create no longer takes",
     )
     assert not problems, "\n".join(problems)
 

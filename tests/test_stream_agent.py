@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -249,3 +250,65 @@ async def test_stream_agent_passes_deps() -> None:
             pass
     assert run.result.ok is True
     assert client.requests[0]["system"].startswith("Customer tier: gold")
+
+
+LONG = Triage(severity=3, summary="The VPN drops every hour for all users on the third floor. " * 20)
+
+
+async def test_stream_agent_slow_consumer_gets_every_delta_and_only_the_newest_partial() -> None:
+    """While the consumer lags, a new PartialOutput of a call replaces its unread one; every other event is kept.
+
+    A consumer that reads nothing while the output streams in would otherwise hold one snapshot of the whole
+    output so far per streamed piece: memory growing with the square of the output (bench_stream_memory.py).
+    """
+    streamed_in = asyncio.Event()
+    callbacks = ExecuteCallbacks(on_tool_call=lambda state, event: streamed_in.set())
+    events: list[AgentStreamEvent[Triage]] = []
+    agent = triage_agent()
+    async with stream_agent(agent, "VPN drops", client=ScriptedClient([output_call(LONG)]), callbacks=callbacks) as run:
+        async for event in run:
+            events.append(event)
+            if len(events) == 1:
+                await streamed_in.wait()  # the consumer falls behind the whole response
+    assert run.result.ok is True
+    deltas = [event for event in events if isinstance(event, ToolInputDelta)]
+    assert json.loads("".join(delta.partial_json for delta in deltas)) == LONG.model_dump()  # every piece, in order
+    partials = [event for event in events if isinstance(event, PartialOutput)]
+    assert len(partials) == 1  # the newest snapshot only, of the whole input
+    assert partials[0].raw == LONG.model_dump()
+    assert events.index(partials[0]) > events.index(deltas[-1])  # after the pieces it includes
+    assert [type(event).__name__ for event in events[-2:]] == ["ToolCallFinished", "Finished"]
+
+
+async def test_stream_agent_fast_consumer_still_gets_a_partial_per_piece() -> None:
+    """A consumer that keeps up sees every snapshot: the backlog only drops what was never read."""
+    events, _ = await _events(ScriptedClient([output_call(LONG)]))
+    deltas = [event for event in events if isinstance(event, ToolInputDelta) and event.name == "final_output"]
+    partials = [event for event in events if isinstance(event, PartialOutput)]
+    assert len(partials) == len([delta for delta in deltas if delta.partial_json])
+
+
+def test_stream_backlog_keeps_one_unread_partial_per_call_and_every_other_event() -> None:
+    """Snapshots of two calls are replaced per call; deltas and other events stay, in order."""
+    from typedagent._streaming.backlog import Backlog
+
+    def partial(use_id: str, text: str) -> PartialOutput[Triage]:
+        return PartialOutput(attempt=1, iteration=1, id=use_id, partial=None, raw={"summary": text})
+
+    def delta(use_id: str, text: str) -> ToolInputDelta:
+        return ToolInputDelta(attempt=1, iteration=1, id=use_id, name="final_output", partial_json=text)
+
+    backlog: Backlog[AgentStreamEvent[Triage]] = Backlog()
+    sent = [delta("a", "1"), partial("a", "1"), delta("b", "x"), partial("b", "x"), delta("a", "2"), partial("a", "12")]
+    for event in sent:
+        backlog.put(event)
+    first = backlog.pop()
+    assert first == sent[0]
+    backlog.put(partial("b", "xy"))  # replaces b's unread snapshot
+    read = []
+    while (event := backlog.pop()) is not None:
+        read.append(event)
+    assert read == [sent[2], sent[4], sent[5], partial("b", "xy")]
+    backlog.put(partial("a", "123"))  # read ones are never touched: a new snapshot simply waits
+    assert backlog.pop() == partial("a", "123")
+    assert backlog.pop() is None

@@ -78,3 +78,29 @@ def test_stream_agent_sync_passes_deps() -> None:
         list(run)
     assert run.result.ok is True
     assert client.requests[0]["system"].startswith("Customer tier: gold")
+
+
+def test_stream_agent_sync_slow_consumer_keeps_only_the_newest_partial() -> None:
+    """A consumer thread that lags gets every other event, but not one snapshot of the output per streamed piece."""
+    from support import Triage
+
+    from typedagent import ExecuteCallbacks, ToolInputDelta
+
+    long = Triage(severity=3, summary="The VPN drops every hour for all users on the third floor. " * 20)
+    validated = threading.Event()
+    callbacks = ExecuteCallbacks(on_tool_result=lambda state, event: validated.set())
+    events = []
+    with stream_agent_sync(
+        triage_agent(), "go", client=ScriptedClient([output_call(long)]), callbacks=callbacks
+    ) as run:
+        for event in run:
+            events.append(event)
+            if len(events) == 1:
+                validated.wait(timeout=30)  # the consumer falls behind the whole response
+                time.sleep(0.2)
+    assert run.result.ok is True
+    pieces = [event.partial_json for event in events if isinstance(event, ToolInputDelta)]
+    assert len(pieces) > 70  # every piece of the input arrives
+    partials = [event for event in events if isinstance(event, PartialOutput)]
+    assert 1 <= len(partials) < 10  # not one per piece (over 70 before the backlog)
+    assert partials[-1].raw == long.model_dump()

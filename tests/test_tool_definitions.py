@@ -101,3 +101,32 @@ def test_strict_needs_a_schema() -> None:
     """An Anthropic-defined tool cannot be strict: it has no schema of yours to make strict."""
     with pytest.raises(AgentDefinitionError, match="strict needs an input_schema"):
         HelperTool(definition={"type": "memory_20250818", "name": "memory"}, handler=len, strict=True)  # type: ignore[typeddict-item]
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        (
+            {"type": "object", "properties": {"query": {"type": "str"}}},
+            "input_schema.properties.query: unknown type 'str'; use one of array, boolean, integer, null, number, "
+            "object, string",
+        ),
+        (
+            {"type": "object", "properties": {"filter": {"$ref": "#/$defs/Filter"}}},
+            "input_schema.properties.filter: $ref '#/$defs/Filter' does not resolve inside the schema",
+        ),
+        (
+            {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query", "limit"]},
+            'input_schema: "required" names [\'limit\'], which are not in "properties"',
+        ),
+    ],
+)
+def test_helper_schema_the_api_would_reject_is_refused_at_definition(schema: dict[str, Any], message: str) -> None:
+    """The schema checks of `typedagent check` run when the HelperTool is defined: a clear AgentDefinitionError."""
+    definition: Any = {"name": "search", "description": "Search.", "input_schema": schema}
+    with pytest.raises(AgentDefinitionError) as raised:
+        HelperTool(definition=definition, handler=lambda tool_input: "")
+    assert str(raised.value) == (
+        f"HelperTool 'search': its input_schema is not one the Messages API accepts: {message}. "
+        "Fix the schema (or build the tool with @tool from a typed function)."
+    )

@@ -7,8 +7,17 @@ strict modes. Errors are reported at the document's line (``README.md:32: ...``)
 
 A block titled ``Before: <package> <version>`` (```` ```python title="Before: pydantic-ai 2.68" ````) shows
 another library's code: it is a module of its own, checked against that package (installed by the ``dev``
-extra). A block that is deliberately partial (a fragment that cannot stand on its own) is fenced as
-```` ```python skip-typecheck ````; keep those rare.
+extra). A block titled with a file name (```` ```python title="helpdesk.py" ````) is a module of the reader's
+project, which other blocks import: it is written as that file. A block that is deliberately partial (a
+fragment that cannot stand on its own) is fenced as ```` ```python skip-typecheck ````; keep those rare.
+
+The documents in ``SELF_CONTAINED`` (MIGRATION.md) are read differently: a reader pastes their blocks one at a
+time, or all of them into one file, so both are checked. **One by one**: every block (a "Before:" one
+included) is a module of its own, so a block must import every name it uses. **All together**: every block
+(file blocks aside) is pasted, in order, into one module, so no two blocks may declare one name differently
+(a class, a function, an import of something else under the same name). The one allowance there is an
+import repeated by two blocks, which self-contained blocks cannot avoid: that module turns basedpyright's
+``reportDuplicateImport`` off.
 """
 
 from __future__ import annotations
@@ -27,6 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
 SKIP = "skip-typecheck"
 BEFORE = 'title="Before: '
+FILE = re.compile(r'title="(?P<name>[A-Za-z_]\w*)\.py"')
+"""The fence option of a block that is a module of the reader's project, imported by the other blocks."""
+SELF_CONTAINED = frozenset({"MIGRATION.md"})
+"""Documents whose blocks must each stand alone, and also stand together in one file (see above)."""
+ALL_TOGETHER_HEADER = "# pyright: reportDuplicateImport=false"
 PYRIGHT_CONFIG = {"typeCheckingMode": "strict", "pythonVersion": "3.11"}
 ERROR_LINE = re.compile(r"^(?P<path>[^:\s]+\.py):(?P<line>\d+):(?P<rest>.*)$")
 
@@ -49,40 +63,68 @@ class Module:
 
 
 def modules_for(doc: Path, root: Path = ROOT) -> list[Module]:
-    """The modules of ``doc``'s checked python blocks: one for its own code, one per "Before:" block."""
+    """The modules of ``doc``'s checked python blocks.
+
+    For most documents: one for its own code (its blocks in order), one per "Before:" block, one per file
+    block. For a document in ``SELF_CONTAINED``: one per block, one of every block together, one per file block.
+    """
     text = doc.read_text(encoding="utf-8")
     relative = doc.relative_to(root).as_posix()
     stem = "doc_" + re.sub(r"\W+", "_", relative.removesuffix(".md")).strip("_").lower()
-    main: tuple[list[str], list[str]] = ([], [])
+    self_contained = relative in SELF_CONTAINED
+    together: tuple[list[str], list[str]] = ([], [])
     modules: list[Module] = []
-    for match in FENCE.finditer(text):
+    for number, match in enumerate(FENCE.finditer(text), start=1):
         options = match.group(1)
         if SKIP in options.split():
             continue
         first = text[: match.start(2)].count("\n") + 1
-        block = match.group(2).splitlines()
-        lines = [*block, ""]
+        lines = [*match.group(2).splitlines(), ""]
         origins = [f"{relative}:{first + offset}" for offset in range(len(lines))]
-        if BEFORE in options:
+        file = FILE.search(options)
+        if file is not None:
+            name = file["name"]
+        elif self_contained:
+            name = f"{stem}_block_{number}"
+        elif BEFORE in options:
             name = f"{stem}_before_{len(modules) + 1}"
-            modules.append(Module(name=name, source="\n".join(lines) + "\n", origins=tuple(origins)))
         else:
-            main[0].extend(lines)
-            main[1].extend(origins)
-    if main[0]:
-        modules.insert(0, Module(name=stem, source="\n".join(main[0]) + "\n", origins=tuple(main[1])))
+            name = ""
+        if name:
+            modules.append(Module(name=name, source="\n".join(lines) + "\n", origins=tuple(origins)))
+        if file is None and (not name or self_contained):
+            together[0].extend(lines)
+            together[1].extend(origins)
+    if together[0] and self_contained:
+        source = "\n".join([ALL_TOGETHER_HEADER, *together[0]]) + "\n"
+        origins = (f"{relative} (all blocks together)", *together[1])
+        modules.insert(0, Module(name=f"{stem}_all", source=source, origins=origins))
+    elif together[0]:
+        modules.insert(0, Module(name=stem, source="\n".join(together[0]) + "\n", origins=tuple(together[1])))
     return modules
 
 
 def write_project(modules: Sequence[Module], folder: Path) -> None:
-    """A user's project: the modules and a basedpyright configuration asking for strict mode."""
+    """A user's project: the modules and a basedpyright configuration asking for strict mode.
+
+    Raises:
+        ValueError: two documents have a file block of the same name.
+    """
+    names = [module.name for module in modules]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"two blocks are the module {twice[0]}.py: give each file block its own name")
     for module in modules:
         (folder / f"{module.name}.py").write_text(module.source, encoding="utf-8")
     (folder / "pyrightconfig.json").write_text(json.dumps(PYRIGHT_CONFIG), encoding="utf-8")
 
 
 def relocate(output: str, modules: Sequence[Module]) -> Iterator[str]:
-    """Checker output with ``module.py:line`` rewritten to the document's ``file:line``."""
+    """Checker output with ``module.py:line`` rewritten to the document's ``file:line``.
+
+    A problem of a block checked on its own or of all blocks together says so (``(one by one)``,
+    ``(all together)``): the same line may pass one way and fail the other.
+    """
     by_file = {f"{module.name}.py": module for module in modules}
     for raw in output.splitlines():
         line = raw.strip()
@@ -92,7 +134,10 @@ def relocate(output: str, modules: Sequence[Module]) -> Iterator[str]:
             continue
         number = int(match["line"])
         where = module.origins[number - 1] if 0 < number <= len(module.origins) else f"{module.name}.py:{number}"
-        yield f"{where}:{match['rest']}"
+        mode = (
+            " (all together)" if module.name.endswith("_all") else " (one by one)" if "_block_" in module.name else ""
+        )
+        yield f"{where}{mode}:{match['rest']}"
 
 
 def run_checkers(folder: Path, python: str) -> tuple[int, str]:

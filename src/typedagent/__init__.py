@@ -9,6 +9,7 @@ many inputs at once: bounded, paced by the API's rate limits, resumable from a j
 from ._agent.context import RunContext
 from ._agent.definition import AgentDefinition, Instructions, ValidationConfig, Validator, define_agent
 from ._agent.output import OutputTool
+from ._agent.settings import ModelSettings
 from ._agent.tools import Helper, HelperTool, Tool, tool
 from ._api.client import MessagesClient
 from ._api.message_batches import MessageBatches
@@ -124,6 +125,7 @@ __all__ = [
     "MessagesClient",
     "ModelPrice",
     "ModelResponse",
+    "ModelSettings",
     "OutputRejected",
     "OutputTool",
     "PartialOutput",

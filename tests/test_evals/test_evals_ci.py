@@ -173,3 +173,140 @@ def test_cli_eval_reports_cassette_drift(tmp_path: Path) -> None:
     code, _, err = _eval(target, str(changed), "--cassette", str(EVALS / "cassettes" / "support_triage.json"))
     assert code == 1
     assert err.startswith("typedagent eval: CassetteError: ReplayClient: call 1 does not match recorded call 1")
+
+
+TRIAGE_TARGET = str(ROOT / "examples" / "support_triage.py") + ":agent"
+TRIAGE_DATASET = EVALS / "support_triage.eval.yaml"
+TRIAGE_CASSETTE = EVALS / "cassettes" / "support_triage.json"
+
+
+@pytest.mark.parametrize("flag", ["--json", "--html", "--junit"])
+@pytest.mark.parametrize("victim", ["dataset", "cassette", "baseline", "agent"])
+def test_cli_eval_refuses_to_overwrite_an_input(tmp_path: Path, flag: str, victim: str) -> None:
+    """A report path naming a file the run reads (dataset, cassette, baseline, the agent's module) is a usage error."""
+    dataset = tmp_path / "triage.eval.yaml"
+    dataset.write_text(TRIAGE_DATASET.read_text())
+    cassette = tmp_path / "triage.json"
+    cassette.write_text(TRIAGE_CASSETTE.read_text())
+    module = tmp_path / "support_triage.py"
+    module.write_text((ROOT / "examples" / "support_triage.py").read_text())
+    baseline = tmp_path / "baseline.json"
+    code, _, err = _eval(f"{module}:agent", str(dataset), "--cassette", str(cassette), "--json", str(baseline))
+    assert code == 0, err
+    inputs = {"dataset": dataset, "cassette": cassette, "baseline": baseline, "agent": module}
+    before = {name: path.read_bytes() for name, path in inputs.items()}
+    target = inputs[victim]
+    args = [f"{module}:agent", str(dataset), "--cassette", str(cassette), "--baseline", str(baseline)]
+    code, out, err = _eval(*args, flag, str(tmp_path / "." / target.name))
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"typedagent eval: error: {flag} {tmp_path / '.' / target.name} is ")
+    assert "an input of this run: write the report somewhere else" in err
+    assert {name: path.read_bytes() for name, path in inputs.items()} == before
+
+
+def test_cli_eval_refuses_one_path_for_two_reports(tmp_path: Path) -> None:
+    """Two reports to one file would keep only the last: refused before anything runs."""
+    report = str(tmp_path / "report")
+    code, _, err = _eval(
+        TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(TRIAGE_CASSETTE), "--json", report, "--html", report
+    )
+    assert code == 2
+    assert f"--html {report} is also where --json writes: give each report its own path" in err
+
+
+def test_cli_eval_says_which_reports_it_replaced(tmp_path: Path) -> None:
+    """An existing report file is replaced, and stderr says so; a new one is just written."""
+    (tmp_path / "old.xml").write_text("<old/>")
+    code, _, err = _eval(
+        TRIAGE_TARGET,
+        str(TRIAGE_DATASET),
+        "--cassette",
+        str(TRIAGE_CASSETTE),
+        "--junit",
+        str(tmp_path / "old.xml"),
+        "--json",
+        str(tmp_path / "new.json"),
+    )
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"wrote {tmp_path / 'new.json'}",
+        f"wrote {tmp_path / 'old.xml'} (replaced the file that was there)",
+    ]
+    assert "vpn_drops_hourly" in (tmp_path / "old.xml").read_text()
+
+
+def test_cli_eval_markup_in_a_case_name_and_reports_written_before_printing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case name with rich markup is printed as it is; the reports are on disk before the table is printed."""
+    dataset = tmp_path / "marked.eval.yaml"
+    dataset.write_text(TRIAGE_DATASET.read_text().replace("name: vpn_drops_hourly", "name: vpn [/b] drops"))
+    reports = ["--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")]
+    code, out, err = _eval(TRIAGE_TARGET, str(dataset), "--cassette", str(TRIAGE_CASSETTE), *reports)
+    assert code == 0, err
+    assert "vpn [/b] drops" in out
+
+    import typedagent.evals
+
+    def broken_console(*args: object, **kwargs: object) -> str:
+        assert (tmp_path / "again.json").exists()  # written before the table is formatted
+        raise RuntimeError("the console broke")
+
+    monkeypatch.setattr(typedagent.evals, "format_report", broken_console)
+    with pytest.raises(RuntimeError, match="the console broke"):
+        _eval(TRIAGE_TARGET, str(dataset), "--cassette", str(TRIAGE_CASSETTE), "--json", str(tmp_path / "again.json"))
+    assert json.loads((tmp_path / "again.json").read_text())["cases"][0]["name"] == "vpn [/b] drops"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ("repeat: '3'\n", "repeat must be a whole number >= 1, got '3'"),
+        ("repeat: -2\n", "repeat must be a whole number >= 1, got -2"),
+        ("repeat: 2.5\n", "repeat must be a whole number >= 1, got 2.5"),
+        ("repeat: 0\n", "repeat must be a whole number >= 1, got 0"),
+        ("repeat: true\n", "repeat must be a whole number >= 1, got True"),
+        ("thresholds: {suite_min_pass_rate: abc}\n", "a pass rate is a number from 0 to 1, got 'abc'"),
+    ],
+)
+def test_cli_eval_bad_dataset_values_are_usage_errors(tmp_path: Path, edit: str, message: str) -> None:
+    """A dataset value of the wrong type is one usage error line naming it, exit 2, never a traceback."""
+    dataset = tmp_path / "bad.eval.yaml"
+    dataset.write_text(TRIAGE_DATASET.read_text() + edit)
+    code, out, err = _eval(TRIAGE_TARGET, str(dataset), "--cassette", str(TRIAGE_CASSETTE))
+    assert (code, out) == (2, "")
+    assert err.startswith("typedagent eval: error: DATASET: ")
+    assert message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_cli_eval_bad_case_pass_rate_is_a_usage_error(tmp_path: Path) -> None:
+    """A case's ``min_pass_rate: abc`` names the case, exit 2."""
+    text = TRIAGE_DATASET.read_text().replace("  prompt:", "  min_pass_rate: abc\n  prompt:", 1)
+    dataset = tmp_path / "bad.eval.yaml"
+    dataset.write_text(text)
+    code, _, err = _eval(TRIAGE_TARGET, str(dataset), "--cassette", str(TRIAGE_CASSETTE))
+    assert code == 2
+    assert "case 'vpn_drops_hourly': Case 'vpn_drops_hourly': min_pass_rate: a pass rate is a number from 0 to 1" in err
+
+
+@pytest.mark.parametrize("content", ['{"version": 1}', '{"version": 1, "calls": 3}', "{not json", b"\xff\xfe"])
+def test_cli_eval_unusable_cassette_is_a_usage_error(tmp_path: Path, content: str | bytes) -> None:
+    """A cassette with no calls list, not JSON or not UTF-8 is exit 2 naming --cassette."""
+    cassette = tmp_path / "c.json"
+    if isinstance(content, bytes):
+        cassette.write_bytes(content)
+    else:
+        cassette.write_text(content)
+    code, _, err = _eval(TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(cassette))
+    assert code == 2
+    assert err.startswith("typedagent eval: error: --cassette: ")
+
+
+def test_cli_eval_report_path_that_is_a_folder(tmp_path: Path) -> None:
+    """A report path that is a folder is a usage error before anything runs."""
+    code, _, err = _eval(
+        TRIAGE_TARGET, str(TRIAGE_DATASET), "--cassette", str(TRIAGE_CASSETTE), "--junit", str(tmp_path)
+    )
+    assert (code, err) == (2, f"typedagent eval: error: --junit {tmp_path} is a folder: give the report a file path\n")

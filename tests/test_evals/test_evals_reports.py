@@ -147,3 +147,41 @@ def test_to_html_renders_in_headless_chromium(report: EvalReport, tmp_path: Path
         [*flags, f"--screenshot={shot}", "--window-size=1000,800", page.as_uri()], capture_output=True, timeout=120
     )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+HOSTILE = "vpn [/b] [bold]drops\x1b[31m\x00\x0b"
+
+
+@pytest.fixture
+def hostile(agent: AgentDefinition[City, None]) -> EvalReport:
+    """A report whose suite, case name and model output hold rich markup and control characters."""
+    dataset = Dataset(
+        name="[red]cities\x07",
+        cases=[Case(name=HOSTILE, prompt="Tell me about Paris", expected=PARIS)],
+        evaluators=[ExpectedOutput()],
+    )
+    answer = PARIS.model_copy(update={"name": "[/b]Paris\x1b[2J\x00", "population": 1})
+    return run_evals_sync(dataset, agent, client=answering(answer), concurrency=1)
+
+
+def test_format_report_shows_user_text_as_it_is(hostile: EvalReport) -> None:
+    """Markup in case names and model output is shown literally (never a MarkupError); control characters escaped."""
+    text = format_report(hostile, width=400)
+    assert "vpn [/b] [bold]drops\\x1b[31m\\x00\\x0b" in text
+    assert "[/b]Paris\\x1b[2J\\x00" in text
+    assert "[red]cities\\x07" in text
+    assert "\x1b" not in text
+    assert "\x00" not in text
+
+
+def test_to_junit_escapes_control_characters(hostile: EvalReport) -> None:
+    """Control characters XML cannot hold are written as visible escapes: the file parses, names and reasons kept."""
+    root = ET.fromstring(to_junit(hostile))
+    suite_element = root.find("testsuite")
+    assert suite_element is not None
+    assert suite_element.get("name") == "[red]cities\\x07"
+    case = next(element for element in suite_element.iter("testcase") if element.get("name") != "suite")
+    assert case.get("name") == "vpn [/b] [bold]drops\\x1b[31m\\x00\\x0b"
+    failure = case.find("failure")
+    assert failure is not None
+    assert "[/b]Paris\\x1b[2J\\x00" in (failure.text or "")

@@ -279,3 +279,97 @@ def test_replay_without_a_cassette(tmp_path: Path) -> None:
     foreign.write_text('{"interactions": []}')
     with pytest.raises(CassetteError, match=r"is not a version-1 typedagent cassette; re-record it"):
         ReplayClient(foreign)
+
+
+KILLED_MID_SAVE = """
+import asyncio, os, signal, sys
+sys.path.insert(0, {support!r})
+from toolkit_support import PARIS, PROMPT, geo_agent
+from typedagent import execute_agent
+from typedagent.testing import RecordingClient, ScriptedClient, output_call
+
+FOLDER = {folder!r}
+writes = {{"opened": 0, "armed": False}}
+
+
+def audit(event, args):
+    # Count the files opened for writing in the cassette's folder; arm the kill on the third save.
+    if event != "open" or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    if os.path.dirname(os.path.abspath(os.fsdecode(args[0]))) != FOLDER:
+        return
+    mode, flags = args[1], args[2] or 0
+    if (mode is not None and any(c in mode for c in "wax+")) or flags & (os.O_WRONLY | os.O_RDWR):
+        writes["opened"] += 1
+        writes["armed"] = writes["opened"] == 3
+
+
+def profile(frame, event, arg):
+    # The first C call to return once armed is the open itself: killed with the file just opened, nothing written.
+    if event == "c_return" and writes["armed"]:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+async def main():
+    recorder = RecordingClient(ScriptedClient([output_call(PARIS)] * 5), {path!r})
+    sys.addaudithook(audit)
+    sys.setprofile(profile)
+    for _ in range(5):
+        await execute_agent(geo_agent(), PROMPT, client=recorder)
+
+asyncio.run(main())
+"""
+
+
+def test_recording_survives_a_kill_mid_save(tmp_path: Path) -> None:
+    """A recording process SIGKILLed while it saves the cassette leaves every earlier call on disk, readable."""
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "cassettes" / "geo.json"
+    path.parent.mkdir()
+    code = KILLED_MID_SAVE.format(support=str(Path(__file__).parent), folder=str(path.parent), path=str(path))
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    replay = ReplayClient(path)
+    assert len(replay.calls) == 2  # the third save was killed: the two before it are intact
+    assert [call["response"]["content"][0]["input"] for call in replay.calls] == [PARIS.model_dump()] * 2
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"version": 1}', r"has no 'calls' list"),
+        ('{"version": 1, "calls": {"request": {}}}', r"has no 'calls' list"),
+        ('{"version": 1, "calls": [["request"]]}', r"call 1 is not an object with 'request' and 'response'"),
+        ('{"version": 1, "calls": [{"request": {}}]}', r"call 1 is not an object with 'request' and 'response'"),
+    ],
+)
+def test_replay_of_a_cassette_without_usable_calls(tmp_path: Path, content: str, message: str) -> None:
+    """A cassette whose ``calls`` is missing, not a list, or holds entries that are not calls is a CassetteError."""
+    path = tmp_path / "broken.json"
+    path.write_text(content)
+    with pytest.raises(CassetteError, match=message):
+        ReplayClient(path)
+
+
+def test_recording_that_cannot_be_saved_leaves_the_cassette_and_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save that fails (a full disk at the rename) raises, keeps the previous cassette and removes its temporary."""
+    import os
+
+    path = tmp_path / "geo.json"
+    recorder = RecordingClient(ScriptedClient([output_call(PARIS)] * 2), path)
+    asyncio.run(execute_agent(geo_agent(), PROMPT, client=recorder))
+    saved = path.read_bytes()
+
+    def full_disk(source: object, target: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left on device"):
+        recorder.save()
+    assert path.read_bytes() == saved
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["geo.json"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import sys
 import uuid
 from typing import Annotated, Literal
@@ -93,3 +94,55 @@ def test_outputs_without_hypothesis_says_how_to_install_it(monkeypatch: pytest.M
     monkeypatch.setitem(sys.modules, "hypothesis", None)
     with pytest.raises(ImportError, match=r"pip install 'typedagent\[testing\]'"):
         outputs(agent)
+
+
+class Schedule(BaseModel):
+    """Four times that must come in order: about one value in 24 drawn from the schema meets the check."""
+
+    doors: float
+    start: float
+    interval: float
+    end: float
+
+    @model_validator(mode="after")
+    def in_order(self) -> Schedule:
+        if not self.doors < self.start < self.interval < self.end:
+            raise ValueError("doors < start < interval < end")
+        return self
+
+
+@settings(max_examples=50, deadline=None, derandomize=True, database=None)
+@given(outputs(define_agent(name="schedules", model="claude-sonnet-4-6", output=OutputTool(Schedule))))
+def test_outputs_meet_a_cross_field_model_validator(schedule: Schedule) -> None:
+    """A cross-field check that rejects most random values still passes hypothesis's health check."""
+    assert schedule.doors < schedule.start < schedule.interval < schedule.end
+
+
+class Signed(BaseModel):
+    """A payload and its digest: no value drawn at random has the right one."""
+
+    payload: str
+    digest: str
+
+    @model_validator(mode="after")
+    def digest_matches(self) -> Signed:
+        if self.digest != hashlib.sha256(self.payload.encode()).hexdigest()[:16]:
+            raise ValueError("the digest does not match the payload")
+        return self
+
+
+def test_outputs_of_a_check_random_values_never_meet_says_what_to_do() -> None:
+    """A check no drawn value meets is a clear error naming the model, its message and the way out."""
+    signed = define_agent(name="signed", model="claude-sonnet-4-6", output=OutputTool(Signed))
+
+    @settings(max_examples=20, deadline=None, database=None)
+    @given(outputs(signed))
+    def property_of(value: Signed) -> None:
+        raise AssertionError("never reached: no value is drawn")
+
+    with pytest.raises(ValueError, match=r"outputs\(\): Signed's own checks rejected \d+ of the \d+ values") as raised:
+        property_of()
+    message = str(raised.value)
+    assert "Value error, the digest does not match the payload" in message
+    assert "Field(ge=..., le=...)" in message
+    assert "write the strategy yourself" in message

@@ -14,6 +14,7 @@ from typing_extensions import TypeForm
 from typedagent import (
     AgentDefinition,
     HelperTool,
+    ModelSettings,
     OutputRejected,
     OutputTool,
     RunContext,
@@ -274,3 +275,20 @@ ValidationConfig(3)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue
 ValidationConfig(max_retries=3)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
 define_agent(name="t", model="m", output=OutputTool(Triage), validation={"max_attempts": 3})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
 define_agent(name="t", model="m", output=OutputTool(Triage), validation=ValidationConfig)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+
+
+# model_settings is a ModelSettings: a dict literal with the SDK's keys type-checks as it is; a misspelt key or a
+# value of the wrong shape does not.
+
+define_agent(
+    name="settings",
+    model="claude-sonnet-4-6",
+    output=OutputTool(Triage),
+    model_settings={"thinking": {"type": "enabled", "budget_tokens": 2048}, "stop_sequences": ["END"]},
+)
+settings: ModelSettings = {"metadata": {"user_id": "u-1"}, "extra_headers": {"x-trace": "1"}, "timeout": 30.0}
+define_agent(name="settings", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings=settings)
+agent.with_options(model_settings={"service_tier": "auto"})
+define_agent(name="t", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings={"stop_sequence": []})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+define_agent(name="typo", model="claude-sonnet-4-6", output=OutputTool(Triage), model_settings={"thinking": "on"})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+agent.with_options(model_settings={"metdata": {"user_id": "u"}})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import difflib
-import functools
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, cast, overload
 
 from typing_extensions import TypeVar
 
 from .._shared.errors import AgentDefinitionError
 from .._shared.frozen import freeze, fresh_copy, thaw
 from .._shared.generics import subscriptable
-from .._shared.numbers import is_finite_number
 from .config import ValidationConfig
 from .context import RunContext
+from .models import check_model, model_warning
 from .output import OutputTool
+from .settings import ModelSettings, checked_settings
 from .tools import Helper, HelperTool
 from .toolset import agent_tools, tool_params
 from .validation import validator_takes_ctx
@@ -41,14 +41,6 @@ replaces it by returning a value of the output type; may take the run context.""
 
 Instructions: TypeAlias = str | Callable[[RunContext[DepsT]], str]
 """The system prompt, fixed or built from the run context."""
-
-RESERVED_SETTINGS: Final = frozenset(
-    {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream", "cache_control"}
-)
-TRANSPORT_SETTINGS: Final = frozenset({"extra_body", "extra_headers", "extra_query", "timeout"})
-"""The SDK's per-request options, accepted by every ``messages.create``."""
-BETA_SETTINGS: Final = frozenset({"betas", "mcp_servers", "context_management", "container"})
-"""Parameters of the beta ``messages.create`` accepted too (a beta client sends them)."""
 
 
 @subscriptable
@@ -115,7 +107,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         model: str | None = None,
         instructions: Instructions[DepsT] | None = None,
         max_tokens: int | None = None,
-        model_settings: Mapping[str, Any] | None = None,
+        model_settings: ModelSettings | None = None,
         validation: ValidationConfig | None = None,
     ) -> AgentDefinition[OutputT, DepsT]:
         """A copy of this agent with some options replaced, checked as ``define_agent`` checks a new one.
@@ -156,7 +148,7 @@ def define_agent(
     validators: Sequence[Validator[OutputT, None]] = (),
     validation: ValidationConfig | None = None,
     max_tokens: int = 4096,
-    model_settings: Mapping[str, Any] | None = None,
+    model_settings: ModelSettings | None = None,
     deps_type: None = None,
     prompt_caching: bool = True,
     max_tool_result_chars: int = 100_000,
@@ -173,7 +165,7 @@ def define_agent(
     validators: Sequence[Validator[OutputT, DepsT]] = (),
     validation: ValidationConfig | None = None,
     max_tokens: int = 4096,
-    model_settings: Mapping[str, Any] | None = None,
+    model_settings: ModelSettings | None = None,
     deps_type: type[DepsT],
     prompt_caching: bool = True,
     max_tool_result_chars: int = 100_000,
@@ -189,7 +181,7 @@ def define_agent(
     validators: Sequence[Validator[OutputT, Any]] = (),
     validation: ValidationConfig | None = None,
     max_tokens: int = 4096,
-    model_settings: Mapping[str, Any] | None = None,
+    model_settings: ModelSettings | None = None,
     deps_type: type[Any] | None = None,
     prompt_caching: bool = True,
     max_tool_result_chars: int = 100_000,
@@ -199,14 +191,16 @@ def define_agent(
 
     Args:
         name: Agent name (callbacks, errors, logs).
-        model: Anthropic model id, e.g. ``"claude-sonnet-4-6"``.
+        model: Anthropic model id, e.g. ``"claude-sonnet-4-6"`` (or the platform's id with a Bedrock or Vertex
+            client). A ``provider:`` prefix is refused; an id the installed SDK does not know is warned about.
         output: The output tool; ``OutputTool(Model)`` makes ``Model`` the result type.
         instructions: System prompt: a string, or a callable taking the ``RunContext``.
         helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``.
         validators: Callables ``(output)`` or ``(output, ctx)``: raise ``OutputRejected``, or return a repair.
         validation: Attempt and iteration limits (``ValidationConfig()`` by default).
         max_tokens: ``max_tokens`` of each response.
-        model_settings: Extra Messages API parameters (thinking, metadata, …), checked against the SDK's.
+        model_settings: Extra Messages API parameters (thinking, metadata, …), keys and values checked against
+            the SDK's.
         deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
         prompt_caching: Send top-level ``cache_control`` (on by default).
         max_tool_result_chars: Cap on each tool result's length.
@@ -231,7 +225,7 @@ def define_agent(
         validators=tuple(validators),
         validation=validation or ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=freeze(_checked_settings(model_settings or {}, max_tokens)),
+        model_settings=freeze(checked_settings(model_settings or {}, max_tokens)),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
@@ -253,6 +247,11 @@ def _check_fields(
         raise AgentDefinitionError(f"define_agent(name=...) must be a non-empty string, got {name!r}.")
     if not isinstance(model, str) or not model:
         raise AgentDefinitionError(f"define_agent(model=...) must be a model id string, got {model!r}.")
+    check_model(model)
+    warning = model_warning(model)
+    if warning is not None:
+        # Pointing at the caller of define_agent (or with_options, which calls it): where the id is written.
+        warnings.warn(warning, UserWarning, stacklevel=3)
     if not isinstance(output, OutputTool):
         raise AgentDefinitionError(
             f"define_agent(output=...) must be an OutputTool, got {type(output).__name__}: "
@@ -282,66 +281,4 @@ def _check_containers(helpers: object, validators: object, validation: object, m
         raise AgentDefinitionError(
             f"define_agent(model_settings=...) must be a dict of messages.create parameters, "
             f"got {type(model_settings).__name__}."
-        )
-
-
-def _checked_settings(model_settings: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
-    settings = dict(model_settings)
-    reserved = sorted(RESERVED_SETTINGS & settings.keys())
-    if reserved:
-        raise AgentDefinitionError(
-            f"model_settings cannot set {', '.join(map(repr, reserved))}: typedagent builds those itself "
-            "(use max_tokens= and prompt_caching= on define_agent)."
-        )
-    if settings:
-        known = settings_keys()
-        for key in settings:
-            if key not in known:
-                raise AgentDefinitionError(_unknown_setting(key, known))
-    _check_thinking(settings.get("thinking"), max_tokens)
-    timeout = settings.get("timeout")
-    if isinstance(timeout, int | float) and not (is_finite_number(timeout) and timeout > 0):
-        raise AgentDefinitionError(
-            f"model_settings['timeout'] must be a finite positive number of seconds, got {timeout!r}."
-        )
-    return settings
-
-
-@functools.cache
-def settings_keys() -> frozenset[str]:
-    """What ``model_settings`` may hold: the SDK's ``messages.create`` parameters typedagent does not build.
-
-    That is the installed SDK's parameters, its transport options (``extra_body``, ``timeout``, …) and the
-    beta parameters ``BETA_SETTINGS``. Read from the SDK's own ``MessageCreateParams`` once, on the first
-    agent with settings (importing the SDK then, not with typedagent).
-    """
-    from anthropic.types.beta.message_create_params import MessageCreateParamsBase as BetaParams
-    from anthropic.types.message_create_params import MessageCreateParamsBase as Params
-
-    beta = BETA_SETTINGS & BetaParams.__annotations__.keys()
-    return frozenset(Params.__annotations__.keys() - RESERVED_SETTINGS | TRANSPORT_SETTINGS | beta)
-
-
-def _unknown_setting(key: str, known: frozenset[str]) -> str:
-    from anthropic import __version__
-
-    close = difflib.get_close_matches(key, sorted(known), n=1)
-    hint = (
-        f"did you mean {close[0]!r}?"
-        if close
-        else f"the parameters it takes are {', '.join(sorted(known))}. A parameter the SDK does not know yet "
-        "can be sent as extra_body={...}."
-    )
-    return f"model_settings key {key!r} is not a parameter of messages.create in anthropic {__version__}: {hint}"
-
-
-def _check_thinking(thinking: object, max_tokens: int) -> None:
-    if not isinstance(thinking, Mapping):
-        return
-    budget = thinking.get("budget_tokens")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(budget, int) and budget >= max_tokens:
-        raise AgentDefinitionError(
-            f"model_settings['thinking']['budget_tokens'] ({budget}) must be below max_tokens ({max_tokens}): "
-            "the thinking budget is part of each response's max_tokens. Raise define_agent(max_tokens=...) or "
-            "lower the budget."
         )

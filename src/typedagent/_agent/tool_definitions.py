@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._shared.errors import AgentDefinitionError
+from .schemas import schema_problems
 
 __all__ = [
     "CLIENT_TOOL_PREFIXES",
@@ -35,7 +36,8 @@ def check_definition(definition: dict[str, Any]) -> Any:
     ``custom``, and no schema).
 
     Raises:
-        AgentDefinitionError: no schema, or a tool the API runs itself.
+        AgentDefinitionError: no schema, a schema the API would refuse (an unknown type, a ``$ref`` that does
+            not resolve, ``required`` names missing from ``properties``, …), or a tool the API runs itself.
     """
     name, kind = definition.get("name"), definition.get("type")
     if isinstance(kind, str) and is_server_tool_type(kind):
@@ -50,6 +52,13 @@ def check_definition(definition: dict[str, Any]) -> Any:
         raise AgentDefinitionError(
             f'HelperTool {name!r} needs an \'input_schema\' with "type": "object" (or, for a tool Anthropic '
             "defines, its 'type', such as \"memory_20250818\")."
+        )
+    problems = schema_problems(typing.cast("object", schema))
+    if problems:
+        listed = "; ".join(f"input_schema{where}: {what}" for where, what in problems)
+        raise AgentDefinitionError(
+            f"HelperTool {name!r}: its input_schema is not one the Messages API accepts: {listed}. "
+            "Fix the schema (or build the tool with @tool from a typed function)."
         )
     return definition
 

@@ -13,15 +13,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._agent.definition import AgentDefinition, ValidationConfig
-from .._agent.locate import ImportFailed, UsageError, load_agent
+from .._agent.locate import ImportFailed, Target, UsageError, load_agent
 from .._api.transport import BATCH_CONCURRENCY, Transport, default_concurrency
 from .._many.journal import Journal
 from .._many.many import DEFAULT_CONCURRENCY, execute_many
 from .._shared.errors import JournalError
-from ._batch_inputs import read_inputs
+from ._batch_inputs import check_inputs, read_inputs
 from ._batch_ray import connect_ray, ray_stream
 from ._batch_view import BatchStats, BatchView, make_view
 from ._run import EXIT_INTERRUPTED, _positive_int
+from ._scripted import FreshScripts, scripted_factory
 
 __all__ = ["add_batch_parser", "batch_command"]
 
@@ -65,6 +66,12 @@ def add_batch_parser(commands: Any) -> None:
         "one here); needs typedagent[ray]",
     )
     parser.add_argument("--workers", type=_positive_int, metavar="N", help="Ray workers (default: the cluster's CPUs)")
+    parser.add_argument(
+        "--scripted",
+        action="store_true",
+        help="answer from the module's scripted_client() instead of the API (offline, no key): each input on a "
+        "fresh one, one input at a time",
+    )
 
 
 def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
@@ -78,9 +85,14 @@ def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
         validation = dataclasses.replace(agent.validation, max_attempts=args.max_attempts)
         agent = dataclasses.replace(agent, validation=ValidationConfig(**dataclasses.asdict(validation)))
     path: Path = args.inputs
-    total = sum(1 for _ in read_inputs(path, agent))  # every line checked before any API call
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError("ANTHROPIC_API_KEY is not set: export it to run the batch against the API")
+    scripts = _scripts(target, args)
+    default_deps = None if scripts is None else scripts.deps
+    total = check_inputs(path, agent, default_deps)  # every line and every key checked before any API call
+    if scripts is None and not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError(
+            "ANTHROPIC_API_KEY is not set: export it to run the batch against the API, or answer from the "
+            "module's scripted_client() with --scripted"
+        )
     try:
         journal = Journal.open(args.output, agent)
     except JournalError as exc:
@@ -94,9 +106,17 @@ def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
     view.start(target.label, str(args.output), resumed_from)
     if torn:
         view.note(f"cut off a torn last line ({torn} bytes) left in {args.output} by an interrupted write")
+    if scripts is not None:
+        view.note("the model answers from the module's scripted_client(), one input at a time (offline)")
     if args.ray is not None:
         connect_ray(args.ray, target.module)
-    interrupted = asyncio.run(_run(agent, path, args, stats, view))
+    try:
+        interrupted = asyncio.run(_run(agent, path, args, stats, view, scripts))
+    except AssertionError as exc:
+        # A scripted client disagreeing with the run (its script ran out): report it, don't crash.
+        view.stop()
+        stderr.write(f"typedagent batch: error: {type(exc).__name__}: {exc}\n")
+        return 1
     view.stop()
     view.summary(str(args.output), interrupted)
     if interrupted:
@@ -104,8 +124,33 @@ def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
     return 1 if stats.failed else 0
 
 
+def _scripts(target: Target, args: argparse.Namespace) -> FreshScripts | None:
+    """The client of ``--scripted`` (None without it).
+
+    Raises:
+        UsageError: ``--scripted`` with ``-c``, ``--ray`` or ``--message-batches``, or a module with no
+            ``scripted_client()``.
+    """
+    if not args.scripted:
+        return None
+    if args.ray is not None or args.message_batches:
+        raise UsageError(
+            "--scripted answers from the module's scripted_client() in this process: it cannot run on Ray "
+            "(--ray) or in Message Batches (--message-batches)"
+        )
+    if args.concurrency is not None and args.concurrency != 1:
+        raise UsageError("--scripted runs one input at a time, each on a fresh scripted_client(): leave out -c")
+    deps = getattr(target.module, "deps", None)  # a scripted example brings its own deps, as for `run --scripted`
+    return FreshScripts(scripted_factory(target), deps=deps if callable(deps) else None)
+
+
 async def _run(
-    agent: AgentDefinition[Any, Any], path: Path, args: argparse.Namespace, stats: BatchStats, view: BatchView
+    agent: AgentDefinition[Any, Any],
+    path: Path,
+    args: argparse.Namespace,
+    stats: BatchStats,
+    view: BatchView,
+    scripts: FreshScripts | None,
 ) -> bool:
     """Drive ``execute_many``; the first Ctrl-C stops it cleanly, a second one gives up waiting."""
     from anthropic import AsyncAnthropic
@@ -123,9 +168,9 @@ async def _run(
         view.note("stopping: no new input starts; executions in flight are being stopped (Ctrl-C again to quit now)")
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
-    client = AsyncAnthropic()
+    client: Any = AsyncAnthropic() if scripts is None else scripts
     transport: Transport = "message_batches" if args.message_batches else "online"
-    concurrency = args.concurrency or default_concurrency(transport)
+    concurrency = 1 if scripts is not None else args.concurrency or default_concurrency(transport)
     if args.message_batches:
         view.note("model calls go in Message Batches: tokens at half price, each round may take up to 24 hours")
     if args.ray is not None:
@@ -133,12 +178,13 @@ async def _run(
     else:
         stream = execute_many(
             agent,
-            read_inputs(path, agent),
+            read_inputs(path, agent, None if scripts is None else scripts.deps),
             client=client,
             concurrency=concurrency,
             abort_event=abort,
             journal=args.output,
             transport=transport,
+            callbacks=None if scripts is None else scripts.callbacks(),
         )
     stats.started = time.monotonic()  # the rate counts executions, not the start-up before them
     try:
@@ -150,5 +196,6 @@ async def _run(
         return True
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-        await client.close()
+        if scripts is None:
+            await client.close()
     return abort.is_set()

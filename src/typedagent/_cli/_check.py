@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from collections.abc import Mapping
-from typing import Any, Final, TextIO, cast
-
-from typing_extensions import TypeIs
+from typing import Any, Final, TextIO
 
 from .._agent.definition import AgentDefinition
 from .._agent.locate import ImportFailed, Target, UsageError, agents_in, load_agent, load_module, split_target
+from .._agent.models import model_warning
+from .._agent.schemas import as_list, as_mapping, schema_problems
 from .._agent.tools import TOOL_NAME_RE
 from ._progress import make_lines
 
-__all__ = ["add_check_parser", "check_agent", "check_command"]
+__all__ = ["add_check_parser", "check_agent", "check_command", "schema_problems"]
 
 TOOL_KEYS: Final = frozenset(
     {
@@ -32,8 +33,6 @@ TOOL_KEYS: Final = frozenset(
 )
 """The keys of ``anthropic.types.ToolParam``: anything else is a typo or another vendor's shape."""
 
-JSON_TYPES: Final = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
-
 
 def add_check_parser(commands: Any) -> None:
     """Register ``typedagent check``."""
@@ -42,8 +41,9 @@ def add_check_parser(commands: Any) -> None:
         help="validate agent definitions offline (for CI)",
         description=(
             "Check agent definitions without calling the API: they build, tool names and schemas are valid, "
-            "strict schemas are in the form the SDK's transform_schema produces, every tool has a description. "
-            "One line per problem on stderr. Exit status: 0 no problems, 1 problems, 2 usage error."
+            "strict schemas are in the form the SDK's transform_schema produces, every tool has a description; "
+            "a model id the installed SDK does not know is a warning. One line per problem on stderr. Exit "
+            "status: 0 no problems, 1 problems, 2 usage error."
         ),
     )
     parser.add_argument(
@@ -65,7 +65,10 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     checked: list[Target] = []
     for spec in args.targets:
         try:
-            targets = _targets(spec)
+            with warnings.catch_warnings():
+                # The model check warns as the module defines its agents: said once below, as a warn line.
+                warnings.filterwarnings("ignore", message=r"model .* is not a model the installed anthropic SDK knows")
+                targets = _targets(spec)
         except UsageError as exc:
             lines.line(("error ", "bold red"), f"{spec}: {exc}")
             usage_errors += 1
@@ -78,6 +81,9 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             found = check_agent(target.agent)
             problems += len(found)
             checked.append(target)
+            warning = model_warning(target.agent.model)
+            if warning is not None:
+                lines.line(("warn  ", "bold yellow"), f"{target.label}: {warning}")
             if not found:
                 lines.line(("ok    ", "bold green"), target.label, (f"  {_describe(target.agent)}", "dim"))
             for problem in found:
@@ -174,81 +180,6 @@ def _json_problems(label: str, param: object) -> list[str]:
     return []
 
 
-def _mapping(value: object) -> Mapping[str, Any] | None:
-    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
-
-
-def _is_list(value: object) -> TypeIs[list[Any]]:
-    return isinstance(value, list)
-
-
-def _list(value: object) -> list[Any] | None:
-    return value if _is_list(value) else None
-
-
-def schema_problems(schema: object, where: str = "", root: object = None) -> list[tuple[str, str]]:
-    """Structural problems of a tool's JSON schema as ``(path, message)``; the top must be an object."""
-    root = schema if root is None else root
-    node = _mapping(schema)
-    if node is None:
-        return [(where, f"must be a JSON schema object, got {type(schema).__name__}")]
-    found: list[tuple[str, str]] = []
-    if not where and node.get("type") != "object":
-        found.append((where, 'must have "type": "object" at the top'))
-    kind: object = node.get("type")
-    kinds = _list(kind) or ([] if kind is None else [kind])
-    for item in kinds:
-        if item not in JSON_TYPES:
-            found.append((where, f"unknown type {item!r}; use one of {', '.join(sorted(JSON_TYPES))}"))
-    ref: object = node.get("$ref")
-    if ref is not None and _resolve(root, ref) is None:
-        found.append((where, f"$ref {ref!r} does not resolve inside the schema"))
-    raw_properties: object = node.get("properties")
-    properties = _mapping(raw_properties)
-    if raw_properties is not None and properties is None:
-        found.append((where, '"properties" must be an object'))
-    for key, sub in (properties or {}).items():
-        found.extend(schema_problems(sub, f"{where}.properties.{key}", root))
-    raw_required: object = node.get("required")
-    if raw_required is not None:
-        required = _list(raw_required)
-        if required is None or not all(isinstance(name, str) for name in required):
-            found.append((where, '"required" must be a list of property names'))
-        else:
-            missing = [name for name in required if name not in (properties or {})]
-            if missing:
-                found.append((where, f'"required" names {missing}, which are not in "properties"'))
-    for key in ("items", "additionalProperties", "not"):
-        nested = _mapping(node.get(key))
-        if nested is not None:
-            found.extend(schema_problems(nested, f"{where}.{key}", root))
-    for key in ("anyOf", "oneOf", "allOf"):
-        raw_subs: object = node.get(key)
-        if raw_subs is None:
-            continue
-        subs = _list(raw_subs)
-        if subs is None:
-            found.append((where, f'"{key}" must be a list of schemas'))
-            continue
-        for index, sub in enumerate(subs):
-            found.extend(schema_problems(sub, f"{where}.{key}[{index}]", root))
-    for key, sub in (_mapping(node.get("$defs")) or {}).items():
-        found.extend(schema_problems(sub, f"{where}.$defs.{key}", root))
-    return found
-
-
-def _resolve(root: object, ref: object) -> object:
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return None
-    node: object = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        mapping = _mapping(node)
-        if mapping is None or part not in mapping:
-            return None
-        node = mapping[part]
-    return node
-
-
 def strict_problems(schema: Mapping[str, Any]) -> list[str]:
     """A ``strict`` tool's schema must be what ``anthropic.transform_schema`` makes of it (a fixed point)."""
     from anthropic import transform_schema
@@ -267,7 +198,7 @@ def strict_problems(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _first_difference(a: object, b: object, path: str) -> str | None:
-    left, right = _mapping(a), _mapping(b)
+    left, right = as_mapping(a), as_mapping(b)
     if left is not None and right is not None:
         for key in sorted(set(left) | set(right), key=str):
             if key not in left or key not in right:
@@ -276,7 +207,7 @@ def _first_difference(a: object, b: object, path: str) -> str | None:
             if deeper is not None:
                 return deeper
         return None
-    first, second = _list(a), _list(b)
+    first, second = as_list(a), as_list(b)
     if first is not None and second is not None:
         if len(first) != len(second):
             return path

@@ -43,7 +43,9 @@ def add_eval_parser(commands: Any) -> None:
         "--record", type=Path, metavar="PATH", help="run live and save every request/response to this cassette"
     )
     parser.add_argument("--baseline", type=Path, metavar="REPORT", help="a JSON report to compare with")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
+    parser.add_argument(
+        "--json", type=Path, metavar="PATH", help="write the JSON report here (never over a file the run reads)"
+    )
     parser.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here")
     parser.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
 
@@ -55,12 +57,14 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
     from ..testing import RecordingClient
 
     try:
-        agent = load_agent(args.target).agent
+        target = load_agent(args.target)
     except ImportFailed as exc:
         raise UsageError(str(exc)) from exc
+    agent = target.agent
+    reports = report_paths(args, getattr(target.module, "__file__", None))
     try:
         dataset = load_dataset(args.dataset, agent)
-        repeat = args.repeat or read_file(args.dataset).get("repeat") or 1
+        repeat = args.repeat or read_file(args.dataset).get("repeat", 1)
     except (ValueError, OSError) as exc:
         raise UsageError(f"DATASET: {exc}") from None
     baseline = None
@@ -84,21 +88,55 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         # The cassette disagrees with the run (the agent changed): say what drifted, don't crash.
         stderr.write(f"typedagent eval: {type(exc).__name__}: {exc}\n")
         return EXIT_THRESHOLD_FAILED
-    stdout.write(format_report(report, baseline=baseline))
-    for path, text in (
-        (args.json, None),
-        (args.html, to_html(report, baseline=baseline) if args.html else None),
-        (args.junit, to_junit(report) if args.junit else None),
-    ):
-        if path is None:
-            continue
-        if text is None:
+    # The reports first: whatever happens to the console, the run's results are on disk.
+    for flag, path in reports:
+        replaced = " (replaced the file that was there)" if path.exists() else ""
+        if flag == "--json":
             report.save(path)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        stderr.write(f"wrote {path}\n")
+            path.write_text(to_html(report, baseline=baseline) if flag == "--html" else to_junit(report))
+        stderr.write(f"wrote {path}{replaced}\n")
+    stdout.write(format_report(report, baseline=baseline))
     return 0 if report.passed else EXIT_THRESHOLD_FAILED
+
+
+def report_paths(args: argparse.Namespace, module_file: str | None) -> list[tuple[str, Path]]:
+    """The reports asked for, as (flag, path), once each is checked not to be a file the run reads or writes.
+
+    Raises:
+        UsageError: a report path is the dataset, a cassette, the baseline or the agent's module, a folder, or
+            the path of another report.
+    """
+    inputs = [
+        (args.dataset, "the dataset, an input of this run"),
+        (args.cassette, "the cassette (--cassette), an input of this run"),
+        (args.baseline, "the baseline (--baseline), an input of this run"),
+        (Path(module_file) if module_file else None, "the agent's module, an input of this run"),
+        (args.record, "the cassette --record writes"),
+    ]
+    chosen: list[tuple[str, Path]] = []
+    for flag, path in (("--json", args.json), ("--html", args.html), ("--junit", args.junit)):
+        if path is None:
+            continue
+        for other, what in inputs:
+            if other is not None and _same_file(path, other):
+                raise UsageError(f"{flag} {path} is {what}: write the report somewhere else")
+        for earlier, earlier_path in chosen:
+            if _same_file(path, earlier_path):
+                raise UsageError(f"{flag} {path} is also where {earlier} writes: give each report its own path")
+        if path.is_dir():
+            raise UsageError(f"{flag} {path} is a folder: give the report a file path")
+        chosen.append((flag, path))
+    return chosen
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file (through ``..``, symbolic links or hard links)."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet)
+        return one.resolve() == other.resolve()
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -108,8 +146,8 @@ def _client(args: argparse.Namespace) -> Any:
 
         try:
             return ReplayClient(args.cassette)
-        except CassetteError as exc:
-            raise UsageError(f"--cassette: {exc}") from None
+        except (CassetteError, ValueError) as exc:  # not a cassette, not JSON, not UTF-8
+            raise UsageError(f"--cassette: {' '.join(str(exc).split())}") from None
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise UsageError("ANTHROPIC_API_KEY is not set: export it, or replay a recording with --cassette PATH")
     if args.record is not None:

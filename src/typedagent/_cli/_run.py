@@ -26,6 +26,7 @@ from .._streaming.events import AgentStreamEvent
 from .._streaming.stream import stream_agent
 from ._live import LiveView
 from ._progress import Progress
+from ._scripted import scripted_factory
 
 __all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "output_json", "run_command", "write_json"]
 
@@ -212,6 +213,10 @@ def parse_deps(agent: AgentDefinition[Any, Any], deps_json: str | None) -> Any:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--deps-json: cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"--deps-json: {path} is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8"
+            ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -234,14 +239,7 @@ def parse_deps(agent: AgentDefinition[Any, Any], deps_json: str | None) -> Any:
 
 def _scripted(target: Target) -> tuple[Any, str]:
     """The client of ``--scripted``: what the agent's module's ``scripted_client()`` returns."""
-    make_client = getattr(target.module, "scripted_client", None)
-    if not callable(make_client):
-        raise UsageError(
-            f"--scripted: the module of {target.label} defines no scripted_client(); define one that returns a "
-            "typedagent.testing client (ScriptedClient([...]), as the bundled examples do), or replay a recorded "
-            "run with --replay CASSETTE"
-        )
-    return make_client(), "scripted model (offline)"
+    return scripted_factory(target)(), "scripted model (offline)"
 
 
 def _client(args: argparse.Namespace) -> tuple[Any, str]:

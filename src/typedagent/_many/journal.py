@@ -3,7 +3,9 @@
 Each line is written with a single ``write`` on a file opened for appending and then ``fsync``-ed;
 lines finished together share one ``fsync`` (group commit). A process killed mid-write can leave at
 most a torn last line without its newline: opening the journal cuts it off, and that execution runs
-again. Reading back rebuilds the ``ExecuteResult`` from the line: the output revalidated into the
+again (a last line that parses whole is kept, and given its newline). A run holds an exclusive lock
+on the file (``flock``, where the platform has it) for as long as the journal is open, so two runs
+never share one. Reading back rebuilds the ``ExecuteResult`` from the line: the output revalidated into the
 agent's output type, the error with its typed context, tokens, attempts and timings (the
 conversation itself is not journaled).
 """
@@ -14,6 +16,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, cast, get_args
@@ -37,6 +40,7 @@ from .._shared.results import (
 __all__ = ["Journal", "record_line", "result_of"]
 
 VERSION: Final = 1
+"""The format version written in each line (``"v"``); a journal of a higher version is refused."""
 _CONTEXTS: Final[dict[str, type[Any]]] = {cls.__name__: cls for cls in get_args(ErrorContext)}
 
 
@@ -134,6 +138,36 @@ def _attempt_of(data: Mapping[str, Any]) -> AttemptRecord:
     )
 
 
+def _whole_record(line: bytes) -> bool:
+    """A last line that parses as a whole record (an object with a key): only its newline is missing."""
+    try:
+        record: Any = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and isinstance(cast("dict[str, Any]", record).get("key"), str)
+
+
+def _lock(fd: int, path: Path) -> None:
+    """Hold an exclusive lock on the journal while it is open (released when ``fd`` is closed, or the process ends).
+
+    ``flock`` on Linux, macOS and the BSDs; Windows has no ``fcntl``, and there a journal is not locked. A file
+    system that does not support locks (some network mounts) leaves the journal unlocked too.
+    """
+    if sys.platform == "win32":  # pragma: no cover - no flock on Windows
+        return
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise JournalError(
+            f"{path} is in use by another run (it holds the journal's lock, in this process or another): wait for "
+            "it to finish, or use another journal file."
+        ) from None
+    except OSError:  # pragma: no cover - a file system without locks
+        return
+
+
 def _tuples(value: Any) -> Any:
     """JSON lists back to the tuples the context classes hold."""
     if isinstance(value, list):
@@ -170,12 +204,14 @@ class Journal:
         """Open (or create) the journal at ``path``, index its lines, and cut off a torn last line.
 
         Raises:
-            JournalError: a line other than the last is not JSON, or a line belongs to another agent.
+            JournalError: another run holds the journal, a line other than the last is not JSON, a line
+                belongs to another agent or to a newer format.
             OSError: the file cannot be opened for reading and appending.
         """
         path = Path(path)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
+            _lock(fd, path)
             journal = cls(path, agent, fd, 0)
             journal._load()
         except BaseException:
@@ -190,9 +226,14 @@ class Journal:
             for line in file:
                 number += 1
                 if not line.endswith(b"\n"):
-                    # An interrupted write: the execution was never reported finished, so it runs again.
-                    self.torn_bytes = len(line)
-                    break
+                    if not _whole_record(line):
+                        # An interrupted write: the execution was never reported finished, so it runs again.
+                        self.torn_bytes = len(line)
+                        break
+                    # Whole, only its newline missing (an editor, a copy): keep it, and end it so the next line
+                    # does not run into it.
+                    self._write(b"\n")
+                    line += b"\n"
                 if line.strip():
                     key = self._key_of(line, number)
                     if key in self.index:
@@ -216,6 +257,18 @@ class Journal:
                 "Fix or remove that line, or use another file."
             ) from None
         fields = cast("dict[str, Any]", record) if isinstance(record, dict) else {}
+        version = fields.get("v", VERSION)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise JournalError(
+                f"{self.path}:{number} has a format version {version!r} that is not a number typedagent writes "
+                f"(1 to {VERSION}): this is not a typedagent journal, or it was edited. Fix that line, or use "
+                "another file."
+            )
+        if version > VERSION:
+            raise JournalError(
+                f"{self.path}:{number} was written in journal format {version} by a newer typedagent; this one reads "
+                f"format {VERSION}. Upgrade typedagent to resume this journal, or use another file."
+            )
         key = fields.get("key")
         if not isinstance(key, str):
             raise JournalError(f'{self.path}:{number} has no "key": this is not a typedagent journal.')

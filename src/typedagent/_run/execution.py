@@ -71,7 +71,7 @@ class Execution:
         self.observer = claim_tap(lambda: (self.attempt.number, self.attempt.iteration))
         # A weak reference: a bound method would make the execution and its conversation cyclic garbage, left for
         # the garbage collector instead of freed when the result is.
-        self.hooks = Hooks(self.callbacks, weakref.WeakMethod(self.state), self.observer)
+        self.hooks = Hooks(self.callbacks, weakref.WeakMethod(self.state), self.observer, agent=self.agent.name)
         self.price = price_for(self.agent.model)
 
     def start_attempt(self, number: int) -> Attempt:

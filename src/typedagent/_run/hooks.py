@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -22,6 +23,8 @@ from .._shared.results import CallbackError
 
 __all__ = ["HookObserver", "Hooks"]
 
+logger = logging.getLogger("typedagent")
+
 
 class HookObserver(Protocol):
     """Sees every hook event of an execution before its callbacks (``stream_agent``'s tap); it must not raise."""
@@ -35,21 +38,26 @@ class Hooks:
     """Dispatches an execution's events to its ``ExecuteCallbacks``, one typed method per hook.
 
     Each method builds the ``ExecutionState`` snapshot only when a callback is set, calls it, and records
-    anything it raises in ``errors`` instead of raising. A callback gets a deep copy of the event (a
-    response, a tool input, a candidate): nothing it does to the event can change the run.
+    anything it raises in ``errors`` instead of raising, with a WARNING on the ``typedagent`` logger. A
+    callback gets a deep copy of the event (a response, a tool input, a candidate): nothing it does to the
+    event can change the run.
     """
 
-    __slots__ = ("callbacks", "errors", "observer", "snapshot")
+    __slots__ = ("agent", "callbacks", "errors", "observer", "snapshot")
 
     def __init__(
         self,
         callbacks: ExecuteCallbacks | None,
         snapshot: Callable[[], Callable[[], ExecutionState] | None],
         observer: HookObserver | None = None,
+        *,
+        agent: str = "",
     ) -> None:
         self.callbacks = callbacks
         self.snapshot = snapshot
         self.observer = observer
+        self.agent = agent
+        """The agent's name, for the log line of a callback that raises."""
         self.errors: list[CallbackError] = []
 
     async def attempt_start(self, event: AttemptStart) -> None:
@@ -98,6 +106,12 @@ class Hooks:
                 await outcome
         except Exception as exc:
             name = getattr(callback, "__qualname__", type(callback).__qualname__)
-            self.errors.append(
-                CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=safe_str(exc))
+            error = CallbackError(callback=f"{hook} ({name})", error_type=type(exc).__name__, message=safe_str(exc))
+            self.errors.append(error)
+            logger.warning(
+                "agent %r: callback %s raised %s: %s; the execution goes on (recorded in metadata.callback_errors)",
+                self.agent,
+                error.callback,
+                error.error_type,
+                error.message,
             )

@@ -19,6 +19,7 @@ from .._run.tap import EVENT_TAP
 from .._shared.events import ExecuteCallbacks
 from .._shared.limits import AbortEvent, ExecutionLimits
 from .._shared.results import ExecuteResult
+from .backlog import AsyncBacklog
 from .events import AgentStreamEvent, Finished
 from .tap import StreamTap
 
@@ -43,22 +44,24 @@ class _Raised:
 class AgentStream(Generic[OutputT]):
     """One streamed execution: ``async with stream_agent(...) as run:``, ``async for event in run:``, ``run.result``.
 
-    The execution starts on entering the ``async with`` block and runs at its own pace: events wait in a queue
-    for the consumer, so a slow consumer never slows the model call down. The last event is ``Finished``, with
-    the result. Leaving the block before that cancels the execution.
+    The execution starts on entering the ``async with`` block and runs at its own pace: events wait in a backlog
+    for the consumer, so a slow consumer never slows the model call down. While the consumer lags, a new
+    ``PartialOutput`` replaces the unread one of the same call (the newest holds everything the older did), so
+    the backlog grows with the output, not with its square; every other event waits to be read. The last event
+    is ``Finished``, with the result. Leaving the block before that cancels the execution.
     """
 
     def __init__(self, agent: AgentDefinition[OutputT, Any], arguments: dict[str, Any]) -> None:
         self._agent = agent
         self._arguments = arguments
-        self._queue: asyncio.Queue[AgentStreamEvent[OutputT] | _Raised] = asyncio.Queue()
+        self._queue: AsyncBacklog[AgentStreamEvent[OutputT] | _Raised] = AsyncBacklog()
         self._task: asyncio.Task[None] | None = None
         self._result: ExecuteResult[OutputT] | None = None
 
     async def __aenter__(self) -> Self:
         if self._task is not None:
             raise RuntimeError("a stream_agent(...) stream can be entered once: call stream_agent again to rerun")
-        tap = StreamTap(self._agent, self._queue.put_nowait)
+        tap = StreamTap(self._agent, self._queue.put)
         context = contextvars.copy_context()
         context.run(EVENT_TAP.set, tap)
         self._task = asyncio.get_running_loop().create_task(self._execute(tap), context=context)
@@ -78,12 +81,12 @@ class AgentStream(Generic[OutputT]):
             result = await execute_agent(self._agent, **self._arguments)
         except Exception as exc:
             # Handed to the consumer, who raises it: the task itself ends quietly (nothing left unretrieved).
-            self._queue.put_nowait(_Raised(exc))
+            self._queue.put(_Raised(exc))
             return
         except BaseException as exc:
-            self._queue.put_nowait(_Raised(exc))
+            self._queue.put(_Raised(exc))
             raise
-        self._queue.put_nowait(Finished(attempt=tap.attempt, iteration=tap.iteration, result=result))
+        self._queue.put(Finished(attempt=tap.attempt, iteration=tap.iteration, result=result))
 
     def __aiter__(self) -> AsyncIterator[AgentStreamEvent[OutputT]]:
         return self._events()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
@@ -18,6 +17,7 @@ from .._run.sync import refuse_running_loop, run_blocking
 from .._shared.events import ExecuteCallbacks
 from .._shared.limits import AbortEvent, ExecutionLimits
 from .._shared.results import ExecuteResult
+from .backlog import ThreadBacklog
 from .events import AgentStreamEvent, Finished
 from .stream import AgentStream, stream_agent
 
@@ -39,7 +39,8 @@ class SyncAgentStream(Generic[OutputT]):
 
     def __init__(self, stream: AgentStream[OutputT]) -> None:
         self._stream = stream
-        self._events: queue.SimpleQueue[AgentStreamEvent[OutputT] | BaseException] = queue.SimpleQueue()
+        # Unread events, as in stream_agent: a consumer thread that lags keeps only the newest PartialOutput of a call.
+        self._events: ThreadBacklog[AgentStreamEvent[OutputT] | BaseException] = ThreadBacklog()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None

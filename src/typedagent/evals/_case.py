@@ -18,7 +18,8 @@ DepsT = TypeVar("DepsT", default=None)
 
 
 def _check_rate(owner: str, value: float | None) -> None:
-    if value is not None and (isinstance(value, bool) or not 0.0 <= value <= 1.0):
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if value is not None and (not number or not 0.0 <= value <= 1.0):
         raise ValueError(f"{owner}: a pass rate is a number from 0 to 1, got {value!r}.")
 
 

@@ -118,7 +118,10 @@ def read_file(path: str | Path) -> dict[str, Any]:
     """
     source = Path(path)
     yaml = _yaml() if source.suffix in (".yaml", ".yml") else None
-    text = source.read_text()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     try:
         data = yaml.safe_load(text) if yaml is not None else json.loads(text)
     except Exception as exc:  # YAMLError or JSONDecodeError, with the line
@@ -129,6 +132,9 @@ def read_file(path: str | Path) -> dict[str, Any]:
     unknown = set(mapping) - _FILE_KEYS
     if unknown:
         raise ValueError(f"{path}: unknown key {sorted(unknown)[0]!r}; a dataset file has {sorted(_FILE_KEYS)}.")
+    repeat = mapping.get("repeat", 1)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"{path}: repeat must be a whole number >= 1, got {repeat!r}.")
     return mapping
 
 
@@ -155,6 +161,9 @@ def load_dataset(path: str | Path, agent: AgentDefinition[OutputT, DepsT]) -> Da
         if unknown:
             raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r}; a case has {sorted(_CASE_KEYS)}.")
         where = f"{path}: case {entry.get('name', index)!r}"
+        evaluators = [
+            _evaluator(item, f"{where}: evaluators[{n}]") for n, item in enumerate(entry.get("evaluators") or [])
+        ]
         try:
             cases.append(
                 Case(
@@ -166,14 +175,11 @@ def load_dataset(path: str | Path, agent: AgentDefinition[OutputT, DepsT]) -> Da
                     ),
                     expected=None if entry.get("expected") is None else output.validate_python(entry["expected"]),
                     metadata=entry.get("metadata") or {},
-                    evaluators=[
-                        _evaluator(item, f"{where}: evaluators[{n}]")
-                        for n, item in enumerate(entry.get("evaluators") or [])
-                    ],
+                    evaluators=evaluators,
                     min_pass_rate=entry.get("min_pass_rate"),
                 )
             )
-        except pydantic.ValidationError as exc:
+        except (ValueError, TypeError) as exc:  # a ValidationError, or a value Case refuses
             raise ValueError(f"{where}: {exc}") from None
     try:
         return Dataset(
@@ -184,7 +190,7 @@ def load_dataset(path: str | Path, agent: AgentDefinition[OutputT, DepsT]) -> Da
             ],
             thresholds=Thresholds(**cast("dict[str, float]", data.get("thresholds") or {})),
         )
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: thresholds: {exc}") from None
 
 

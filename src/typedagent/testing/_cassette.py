@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import tempfile
 from collections.abc import Awaitable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -127,9 +130,11 @@ class _ForwardingBeta:
 class RecordingClient:
     """Wraps a real client and saves every request/response pair to a JSON cassette.
 
-    The file is rewritten after every call (indented JSON, one entry per call with ``request`` and
-    ``response`` — or ``error`` for an API error, which is re-raised), so a crashed run still leaves
-    what it recorded. Credentials never reach the file (see ``redact``).
+    The file is written again after every call (indented JSON, one entry per call with ``request`` and
+    ``response`` — or ``error`` for an API error, which is re-raised), atomically: the new content goes
+    to a temporary file beside it, is flushed to disk, and then replaces the cassette in one rename.
+    A run killed at any moment, mid-save included, leaves the cassette as it was after the previous
+    call: what it recorded is never lost. Credentials never reach the file (see ``redact``).
 
     Example:
         ``client = RecordingClient(AsyncAnthropic(), "tests/cassettes/triage.json")``
@@ -189,10 +194,41 @@ class RecordingClient:
         self.save()
 
     def save(self) -> None:
-        """Write the cassette (done after every call)."""
+        """Write the cassette (done after every call): to a temporary file, flushed, then renamed over it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"version": CASSETTE_VERSION, "calls": self.entries}
-        self.path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a crash at any moment leaves either the old file or the new one whole.
+
+    The text goes to a temporary file in the same folder (``.<name>.<random>.tmp``), is ``fsync``-ed, and is
+    renamed over ``path``; the folder is ``fsync``-ed too, so the rename itself is durable. A process killed
+    before the rename leaves the old file untouched (and the temporary file behind).
+    """
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):  # Windows cannot open a folder; there the rename is the best there is
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 class ReplayClient(_InProcessClient):
@@ -217,7 +253,7 @@ class ReplayClient(_InProcessClient):
         self.path = Path(path)
         self.ignore = frozenset(ignore)
         try:
-            data = json.loads(self.path.read_text())
+            data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise CassetteError(
                 f"ReplayClient: no cassette at {str(self.path)!r}. Record it first: wrap a real client in "
@@ -228,7 +264,7 @@ class ReplayClient(_InProcessClient):
                 f"ReplayClient: {str(self.path)!r} is not a version-{CASSETTE_VERSION} typedagent cassette; "
                 "re-record it."
             )
-        self.calls: list[dict[str, Any]] = list(cast("dict[str, Any]", data)["calls"])
+        self.calls: list[dict[str, Any]] = _calls(self.path, cast("dict[str, Any]", data).get("calls"))
         """The recorded calls."""
         self._used = [False] * len(self.calls)
 
@@ -283,6 +319,27 @@ class ReplayClient(_InProcessClient):
             )
             return self._serve_item(recorded, request, call)
         return self._serve_item(entry["response"], request, call)
+
+
+def _calls(path: Path, calls: object) -> list[dict[str, Any]]:
+    """A cassette's ``calls``, each checked to be a recorded call (a request, and a response or an error)."""
+    if not isinstance(calls, list):
+        raise CassetteError(
+            f"ReplayClient: {str(path)!r} has no 'calls' list: it was not written by RecordingClient, or it was "
+            "edited; re-record it."
+        )
+    checked: list[dict[str, Any]] = []
+    for number, call in enumerate(cast("list[object]", calls), start=1):
+        entry = cast("dict[str, Any]", call) if isinstance(call, dict) else {}
+        if not isinstance(entry.get("request"), dict) or not (
+            "response" in entry or isinstance(entry.get("error"), dict)
+        ):
+            raise CassetteError(
+                f"ReplayClient: {str(path)!r}: call {number} is not an object with 'request' and 'response' (or "
+                "'error'): the cassette was edited or cut short; re-record it."
+            )
+        checked.append(entry)
+    return checked
 
 
 def _unstreamed(request: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import pydantic
 from typing_extensions import TypeVar
@@ -19,6 +19,14 @@ __all__ = ["outputs"]
 
 OutputT = TypeVar("OutputT")
 
+_TRIES: Final = 10
+"""Values drawn from the schema for one example before it is given up: a cross-field check (a
+``model_validator``) that random values meet one time in 20 still yields most examples."""
+_HOPELESS: Final = 40
+"""Examples given up, with fewer than ``_ENOUGH`` made, after which the output type's checks are reported as
+ones that drawn values do not meet (before hypothesis's own health check says only "filtering")."""
+_ENOUGH: Final = 10
+
 
 def outputs(agent: AgentDefinition[OutputT, Any] | OutputTool[OutputT]) -> SearchStrategy[OutputT]:
     """A hypothesis strategy of values the agent's output tool accepts, typed as its output.
@@ -29,6 +37,12 @@ def outputs(agent: AgentDefinition[OutputT, Any] | OutputTool[OutputT]) -> Searc
 
         @given(outputs(agent))
         def test_validator_accepts_or_says_why(triage: Triage) -> None: ...
+
+    A check the schema does not state (a ``model_validator`` relating two fields) is met by drawing again:
+    up to 10 values per example. A check that drawn values practically never meet (two fields that must be
+    equal) cannot be met this way: after 40 examples given up it raises a ``ValueError`` saying so. State
+    the constraint in the schema where it can be (``Field(ge=1, le=30)``), or write the strategy yourself
+    (``st.builds(Model, ...)``).
 
     Needs ``hypothesis`` (``pip install 'typedagent[testing]'``).
 
@@ -47,15 +61,47 @@ def outputs(agent: AgentDefinition[OutputT, Any] | OutputTool[OutputT]) -> Searc
         ) from exc
     output = agent.output if isinstance(agent, AgentDefinition) else agent
     schema = output._input_schema
+    tally = _Tally()
 
     def build(draw: DrawFn) -> OutputT:
-        raw = generate(schema, _Draws(draw, strategies))
-        try:
-            return output.parse(raw)
-        except pydantic.ValidationError:
-            reject()  # a check only pydantic sees (a model_validator) refused it: draw another
+        problem: pydantic.ValidationError | None = None
+        for _ in range(_TRIES):
+            raw = generate(schema, _Draws(draw, strategies))
+            try:
+                value = output.parse(raw)
+            except pydantic.ValidationError as exc:  # a check only pydantic sees (a model_validator): draw again
+                problem = exc
+                tally.refused += 1
+                continue
+            tally.made += 1
+            return value
+        tally.given_up += 1
+        if tally.given_up >= _HOPELESS and tally.made < _ENOUGH and problem is not None:
+            raise ValueError(_hopeless(output.type_name, tally, problem))
+        reject()
 
     return strategies.composite(build)()
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What one ``outputs()`` strategy has drawn so far."""
+
+    made: int = 0
+    refused: int = 0
+    given_up: int = 0
+
+
+def _hopeless(type_name: str, tally: _Tally, problem: pydantic.ValidationError) -> str:
+    reason = problem.errors(include_url=False)[0]["msg"]
+    return (
+        f"outputs(): {type_name}'s own checks rejected {tally.refused} of the {tally.refused + tally.made} values "
+        f"drawn from its JSON schema (the last: {reason!r}). A check the schema does not state, such as a "
+        "model_validator relating two fields, is met by drawing again, and drawn values practically never meet "
+        "this one. State the constraint in the schema where it can be (Field(ge=..., le=...), a Literal), so "
+        f"values are drawn within it; or write the strategy yourself, e.g. st.builds({type_name}, ...) with a "
+        "strategy per field, or st.composite drawing one field from another."
+    )
 
 
 @dataclass(slots=True)
