@@ -331,6 +331,39 @@ async def test_tracing_content_never_holds_the_api_key(
     assert dict(_one(spans, "execute_tool leak").attributes or {})["gen_ai.tool.call.result"] == "key is [redacted]"
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_tracing_sdk_spans_never_hold_the_api_key(
+    fake_anthropic_server: FakeAnthropicServer, content_spans: InMemorySpanExporter, streamed: bool
+) -> None:
+    """With content on, the SDK's own messages.create spans show a key in the prompt or a tool result as [redacted]."""
+    secret = "sk-ant-api03-SECRETKEY"
+
+    @tool
+    def leak(query: str) -> str:
+        """Return the key (a careless tool)."""
+        return f"key is {secret}"
+
+    fake_anthropic_server.add(response(tool_call("leak", {"query": "x"})), response(output_call(GOOD)))
+    client = fake_anthropic_server.client(api_key=secret)
+    agent = triage_agent(helpers=[leak])
+    prompt = f"Ticket: my key {secret} leaks"
+    if streamed:
+        async with stream_agent(agent, prompt, client=client) as run:
+            _ = [event async for event in run]
+        assert run.result.ok
+    else:
+        assert (await execute_agent(agent, prompt, client=client)).ok
+    spans = content_spans.get_finished_spans()
+    calls = _named(spans, "anthropic.messages.create")
+    assert len(calls) == 2
+    dumped = repr([(dict(span.attributes or {}), [dict(e.attributes or {}) for e in span.events]) for span in spans])
+    assert secret not in dumped
+    inputs = [str(dict(call.attributes or {})["gen_ai.input.messages"]) for call in calls]
+    assert "my key [redacted] leaks" in inputs[0]
+    assert "key is [redacted]" in inputs[1]
+    assert all(_parent_id(call) == _span_id(_one(spans, "invoke_agent")) for call in calls)
+
+
 async def test_tracing_concurrent_tools_parented_with_their_http_calls(
     fake_anthropic_server: FakeAnthropicServer, captured_spans: InMemorySpanExporter
 ) -> None:
@@ -609,3 +642,42 @@ async def test_tracing_registered_provider_passed_again_traces_each_call_once(
     assert _named(spans, "chat ") == []
     call = _one(spans, "anthropic.messages.create")
     assert _parent_id(call) == _span_id(_one(spans, "invoke_agent"))
+
+
+def test_tracing_redacting_provider_cleans_every_attribute() -> None:
+    """RedactingTracerProvider cuts its secrets out of attributes, events, links, statuses and exceptions."""
+    from opentelemetry.trace import Status
+
+    from typedagent._observability.redacting import RedactingTracerProvider, wrapped_provider
+
+    secret = "sk-ant-api03-WRAPPED"
+    exporter = InMemorySpanExporter()
+    inner = TracerProvider()
+    inner.add_span_processor(SimpleSpanProcessor(exporter))
+    provider = RedactingTracerProvider(inner, [secret, ""])
+    assert wrapped_provider(provider) is inner
+    assert wrapped_provider(inner) is inner
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("outer", attributes={"a": f"x{secret}", "n": 1}) as outer:
+        outer.set_attribute("b", [secret, "ok"])
+        outer.set_attributes({"c": secret})
+        outer.add_event("e", {"d": secret})
+        outer.add_link(outer.get_span_context(), {"l": secret})
+        outer.update_name("renamed")
+        assert outer.is_recording()
+        outer.record_exception(ValueError(f"bad {secret}"), {"extra": secret})
+        outer.set_status(Status(StatusCode.ERROR, f"failed with {secret}"))
+    [span] = exporter.get_finished_spans()
+    assert span.name == "renamed"
+    dumped = repr(
+        (
+            dict(span.attributes or {}),
+            [dict(event.attributes or {}) for event in span.events],
+            [dict(link.attributes or {}) for link in span.links],
+            span.status.description,
+        )
+    )
+    assert secret not in dumped
+    assert dict(span.attributes or {}) == {"a": "x[redacted]", "n": 1, "b": ("[redacted]", "ok"), "c": "[redacted]"}
+    assert span.status.description == "failed with [redacted]"
+    assert dict(span.events[1].attributes or {})["exception.message"] == "bad [redacted]"
