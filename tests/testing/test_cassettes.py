@@ -170,6 +170,30 @@ async def test_mcp_server_credentials_never_reach_the_cassette(tmp_path: Path) -
     replay.assert_all_played()
 
 
+def test_recording_client_refuses_a_path_it_cannot_write(tmp_path: Path) -> None:
+    """A cassette path under a regular file, or naming a folder, is refused when the client is made."""
+    (tmp_path / "file").write_text("x")
+    for path in (tmp_path / "file" / "c.json", tmp_path):
+        with pytest.raises(ValueError, match=f"RecordingClient cannot write the cassette {str(path)!r}"):
+            RecordingClient(ScriptedClient(["ok"]), path)
+
+
+async def test_recording_keeps_the_response_when_the_cassette_cannot_be_written(tmp_path: Path) -> None:
+    """A cassette that cannot be written mid-run warns; the paid response still reaches the run, kept in entries."""
+    path = tmp_path / "c.json"
+    recorder = RecordingClient(ScriptedClient([tool_call("lookup", {"query": "Paris"}), output_call(PARIS)]), path)
+    path.mkdir()  # the path turns into a folder after the client was made
+    with pytest.warns(RuntimeWarning, match="RecordingClient could not write the cassette") as warned:
+        result = await execute_agent(geo_agent(), PROMPT, client=recorder)
+    assert result.ok, result
+    assert result.output == PARIS
+    assert len(warned) == 2
+    assert [sorted(entry) for entry in recorder.entries] == [["request", "response"], ["request", "response"]]
+    path.rmdir()
+    recorder.save()
+    assert len(json.loads(path.read_text())["calls"]) == 2
+
+
 def test_redact_rules() -> None:
     """Credential keys (any case), Anthropic keys, bearer tokens and given secrets are replaced."""
     value = {

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import warnings
 from collections.abc import Awaitable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -77,16 +79,24 @@ class RecordingClient:
     Example:
         ``client = RecordingClient(AsyncAnthropic(), "tests/cassettes/triage.json")``
 
+    A cassette that cannot be written is refused when the client is made, before any (paid) call. If
+    writing fails later (the disk filled up, the folder went away), the response still reaches the run: a
+    ``RuntimeWarning`` says so, the call stays in ``entries``, and the next call (or ``save()``) writes
+    the file again.
+
     Args:
         client: The real client (``AsyncAnthropic()`` or anything with an async ``messages.create``).
         path: Where the cassette is written (parent folders are created; an existing file is replaced).
+
+    Raises:
+        ValueError: ``path`` cannot be written (a folder, under a regular file, or in a read-only folder).
     """
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
 
     def __init__(self, client: MessagesClient, path: str | Path) -> None:
         self.client = client
-        self.path = Path(path)
+        self.path = _writable(Path(path))
         self.entries: list[dict[str, Any]] = []
         """The recorded calls, as written to the file."""
         self.messages = _Forwarding(self)
@@ -131,13 +141,42 @@ class RecordingClient:
             entry["error"] = redact(error, self._secrets)
         else:
             entry["response"] = redact(response, self._secrets)
-        self.save()
+        try:
+            self.save()
+        except OSError as exc:  # the call was paid for: its response goes on to the run, kept in entries
+            warnings.warn(
+                f"RecordingClient could not write the cassette {str(self.path)!r} ({type(exc).__name__}: "
+                f"{exc.strerror or exc}); its {len(self.entries)} call(s) are kept in .entries and written again "
+                "after the next call, or by save()",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def save(self) -> None:
         """Write the cassette (done after every call)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"version": CASSETTE_VERSION, "calls": self.entries}
         self.path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _writable(path: Path) -> Path:
+    """``path``, once it is known a cassette can be written there (its parent folders are created now)."""
+
+    def refuse(why: str) -> ValueError:
+        return ValueError(
+            f"RecordingClient cannot write the cassette {str(path)!r}: {why}. Pass a file path in a "
+            "folder you can write to."
+        )
+
+    if path.is_dir():
+        raise refuse("it is a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise refuse(f"its folder cannot be created ({exc.strerror or exc})") from None
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise refuse("it is not writable" if path.exists() else "its folder is not writable")
+    return path
 
 
 class ReplayClient(_InProcessClient):
