@@ -98,6 +98,49 @@ async def test_rate_limiter_gives_up_after_max_wait() -> None:
     assert len(client.requests) == 3
 
 
+def _far_future_date() -> str:
+    from email.utils import formatdate
+
+    return formatdate(time.time() + 86_400, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"retry-after": "86400"}, {"retry-after-ms": "86400000"}, {"retry-after": "far-future date"}],
+    ids=["seconds", "milliseconds", "http-date"],
+)
+async def test_rate_limiter_bounds_a_huge_retry_after_by_max_wait(headers: dict[str, str]) -> None:
+    """A 429 asking for a day (seconds, ms or a date) goes to the SDK's retries at once; nothing waits past max_wait_s."""
+    if headers.get("retry-after") == "far-future date":
+        headers = {"retry-after": _far_future_date()}
+    script = [api_error(429, headers=headers), output_call(GOOD)]
+    started = time.monotonic()
+    async with FakeAnthropicServer(script) as server, server.client(max_retries=1) as client:
+        results = await asyncio.wait_for(
+            run_all(triage_agent(), ["a"], client=client, rate_limits=RateLimits(max_wait_s=0.3)), timeout=20
+        )
+    assert [result.result.unwrap() for result in results] == [GOOD]
+    assert server.requests_served == 2
+    assert time.monotonic() - started < 10  # the SDK's own backoff, never the day asked for
+
+
+async def test_rate_limiter_pause_of_every_call_is_bounded_by_max_wait() -> None:
+    """A 429 asking for a day pauses the client's other calls for max_wait_s at most; the refused call fails."""
+    client = ScriptedClient([api_error(429, retry_after=86_400), output_call(GOOD)])
+    started = time.monotonic()
+    results = await asyncio.wait_for(
+        run_all(triage_agent(), ["a", "b"], client=client, rate_limits=RateLimits(max_wait_s=0.3)), timeout=20
+    )
+    elapsed = time.monotonic() - started
+    failed = [result.result for result in results if not result.result.ok]
+    assert [result.result.output for result in results if result.result.ok] == [GOOD]
+    assert len(failed) == 1
+    assert failed[0].error.code == AgentErrorCode.API_ERROR
+    assert isinstance(failed[0].error.context, ApiErrorContext)
+    assert failed[0].error.context.error_type == "rate_limit_error"
+    assert 0.25 <= elapsed < 3
+
+
 async def test_rate_limiter_other_errors_pass_through() -> None:
     """Errors other than 429 are the execution's own: the limiter lets them through unchanged."""
     client = ScriptedClient([api_error(500, "boom")])
