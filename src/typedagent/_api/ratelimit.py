@@ -46,6 +46,8 @@ _RESERVE: Final = (1.0, 0.0, 0.0)
 sent but counted by the API when it arrives; after a burst from a full bucket, the API's bucket (full,
 so not refilling) lags ours by that delay's refill — under a request, which one request's reserve
 absorbs. It delays the first call after the bucket runs dry once, and costs no throughput after that."""
+_REFILL_S: Final = 60.0
+"""How long an empty bucket takes to fill again: the longest any call waits for one."""
 _CONGESTED: Final = frozenset({503, 529})
 _EWMA: Final = 0.1
 _FALLBACK_WAIT_S: Final = 1.0
@@ -110,7 +112,8 @@ class _Bucket:
         if self.limit is None or self.capacity is None:
             return 0.0
         needed = min(cost + reserve, self.capacity)
-        return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
+        # The API's buckets refill completely within a minute: no estimate, however far off, waits longer.
+        return 0.0 if self.level >= needed else min(_REFILL_S, (needed - self.level) * 60 / self.limit)
 
     def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: Ticket, now: float) -> None:
         """Align with a response's headers; charges made after that request's admission are not in them."""
@@ -243,13 +246,17 @@ class RateLimiter:
             self._dispatcher = None
 
     def observe(self, ticket: Ticket, headers: Mapping[str, str]) -> None:
-        """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers."""
+        """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers.
+
+        Headers that cannot be true (a limit below 1, ``remaining`` below 0 or above the limit: a broken
+        proxy, a gateway's own notation) are not believed: that bucket keeps its estimate.
+        """
         now = time.monotonic()
         seen = False
         for dimension, bucket in self.buckets.items():
             limit = _number(headers.get(f"anthropic-ratelimit-{dimension}-limit"))
             remaining = _number(headers.get(f"anthropic-ratelimit-{dimension}-remaining"))
-            if limit is not None and remaining is not None and limit > 0:
+            if limit is not None and remaining is not None and limit >= 1 and 0 <= remaining <= limit:
                 bucket.observe(dimension, limit, remaining, ticket, now)
                 seen = True
         if seen or self.headers is None:
