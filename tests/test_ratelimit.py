@@ -110,7 +110,7 @@ def _far_future_date() -> str:
     ids=["seconds", "milliseconds", "http-date"],
 )
 async def test_rate_limiter_bounds_a_huge_retry_after_by_max_wait(headers: dict[str, str]) -> None:
-    """A 429 asking for a day (seconds, ms or a date) goes to the SDK's retries at once; nothing waits past max_wait_s."""
+    """A 429 asking for a day (seconds, ms or a date) goes to the SDK's retries at once; none waits past max_wait_s."""
     if headers.get("retry-after") == "far-future date":
         headers = {"retry-after": _far_future_date()}
     script = [api_error(429, headers=headers), output_call(GOOD)]
@@ -153,7 +153,7 @@ async def test_rate_limiter_pause_of_every_call_is_bounded_by_max_wait() -> None
     ids=["tiny-limit", "negative-remaining", "tiny-token-limit", "negative-tokens", "remaining-above-limit"],
 )
 async def test_rate_limiter_distrusts_malformed_rate_limit_headers(headers: dict[str, str]) -> None:
-    """Rate-limit headers that cannot be true (a limit below 1, remaining outside 0..limit) never stall the next call."""
+    """Rate-limit headers that cannot be true (a limit below 1, remaining outside 0..limit) never stall a call."""
     client = ScriptedClient([api_error(500, headers=headers), output_call(GOOD), output_call(GOOD)])
     started = time.monotonic()
     results = await asyncio.wait_for(run_all(triage_agent(), ["a", "b"], client=client, concurrency=1), timeout=20)

@@ -6,8 +6,8 @@ SDK's own retries included, because for SDK clients it runs as client middleware
 attempt — and admits each request only when every bucket it knows holds the request's cost (1
 request; the average input tokens per request seen so far; ``max_tokens``, which the API itself
 reserves at admission). A 429 that still happens pauses every request of the client for as long as
-``retry-after`` says (``max_wait_s`` at most), halves the number of requests allowed in flight, and sends the refused request
-again without spending the SDK's ``max_retries``. Clients without these headers (the testing clients,
+``retry-after`` says (``max_wait_s`` at most), halves the number of requests allowed in flight, and sends the
+refused request again without spending the SDK's ``max_retries``. Clients without these headers (the testing clients,
 gateways) get the concurrency cap and the 429 handling alone.
 """
 
