@@ -445,7 +445,8 @@ def test_cli_record_to_an_unwritable_path_is_a_usage_error_before_any_call(
     api.add(*_script("support_triage"))
     done = cli("run", TRIAGE, triage.PROMPT, "--record", str(cassette), env=_live(api))
     assert (done.returncode, done.stdout) == (2, "")
-    assert f"typedagent run: error: --record: RecordingClient cannot write the cassette {str(cassette)!r}" in done.stderr
+    said = f"typedagent run: error: --record: RecordingClient cannot write the cassette {str(cassette)!r}"
+    assert said in done.stderr
     assert "Traceback" not in done.stderr
     assert api.requests_served == 0
 
