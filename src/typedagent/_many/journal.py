@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, cast, get_args
@@ -170,12 +171,16 @@ class Journal:
         """Open (or create) the journal at ``path``, index its lines, and cut off a torn last line.
 
         Raises:
-            JournalError: a line other than the last is not JSON, or a line belongs to another agent.
+            JournalError: ``path`` is not a regular file (a FIFO, a device, a terminal: nothing could be read
+                back to resume), a line other than the last is not JSON, or a line belongs to another agent.
             OSError: the file cannot be opened for reading and appending.
         """
         path = Path(path)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        # Not blocking: opening a FIFO or a device must not wait for the other end before it can be refused.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644)
         try:
+            _refuse_unless_regular(path, fd)
+            os.set_blocking(fd, True)
             journal = cls(path, agent, fd, 0)
             journal._load()
         except BaseException:
@@ -291,3 +296,22 @@ class Journal:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+_NOT_REGULAR: Final = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a terminal or device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_unless_regular(path: Path, fd: int) -> None:
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+    raise JournalError(
+        f"{path} is not a regular file ({what}): the results must go to a file that can be read back to resume "
+        "from; pass a file path"
+    )
