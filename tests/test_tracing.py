@@ -106,6 +106,8 @@ async def test_tracing_success_span_tree(captured_spans: InMemorySpanExporter) -
     assert attributes["typedagent.iterations"] == 2
     assert attributes["typedagent.usage.input_tokens"] == result.metadata.tokens.input_tokens == 20
     assert attributes["typedagent.usage.output_tokens"] == 10
+    assert attributes["typedagent.usage.cache_creation.input_tokens"] == 0
+    assert "typedagent.usage.cache_write.input_tokens" not in attributes
     assert not any(name.startswith("gen_ai.usage.") for name in attributes)
     assert "lookup" in str(attributes["gen_ai.tool.definitions"])
     assert agent.status.status_code is not StatusCode.ERROR
@@ -681,3 +683,48 @@ def test_tracing_redacting_provider_cleans_every_attribute() -> None:
     assert dict(span.attributes or {}) == {"a": "x[redacted]", "n": 1, "b": ("[redacted]", "ok"), "c": "[redacted]"}
     assert span.status.description == "failed with [redacted]"
     assert dict(span.events[1].attributes or {})["exception.message"] == "bad [redacted]"
+
+
+def test_tracing_request_attributes_come_only_from_parameters_messages_create_takes() -> None:
+    """Every gen_ai.request.* attribute typedagent maps, and the observability page lists, names a real parameter."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    from anthropic.resources.messages import AsyncMessages
+
+    from typedagent._observability.span_attributes import _REQUEST
+
+    taken = set(inspect.signature(AsyncMessages.create).parameters)
+    assert set(_REQUEST) <= taken
+    page = (Path(__file__).resolve().parent.parent / "docs" / "observability.md").read_text()
+    listed = {
+        f"gen_ai.request.{name}"
+        for names in re.findall(r"`gen_ai\.request\.[a-z_]+`(?:, `\.[a-z_]+`)*", page)
+        for name in re.findall(r"\.([a-z_]+)`", names.replace("gen_ai.request.", "."))
+    }
+    assert listed == {"gen_ai.request.model", "gen_ai.request.max_tokens"}
+    assert listed - {"gen_ai.request.model"} == set(_REQUEST.values())
+
+
+def test_tracing_usage_uses_the_conventions_cache_creation_name() -> None:
+    """Cache writes are gen_ai.usage.cache_creation.input_tokens (the GenAI conventions' name), on the page too."""
+    from pathlib import Path
+
+    from typedagent import TokenUsage
+    from typedagent._observability.span_attributes import usage_attributes
+
+    usage = TokenUsage(input_tokens=1, output_tokens=2, cache_creation_input_tokens=30, cache_read_input_tokens=40)
+    assert usage_attributes("gen_ai.usage", usage) == {
+        "gen_ai.usage.input_tokens": 71,
+        "gen_ai.usage.output_tokens": 2,
+        "gen_ai.usage.cache_read.input_tokens": 40,
+        "gen_ai.usage.cache_creation.input_tokens": 30,
+    }
+    page = (Path(__file__).resolve().parent.parent / "docs" / "observability.md").read_text()
+    for prefix in ("gen_ai.usage", "typedagent.usage"):
+        row = (
+            f"| `{prefix}.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`, `.cache_creation.input_tokens` |"
+        )
+        assert row in page
+    assert ".cache_write.input_tokens` |" not in page

@@ -200,7 +200,9 @@ async def _observe_model_call(
         attempt = execution.attempt
         outcome = _outcome(response)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        log_iteration(execution.agent.name, attempt.number, attempt.iteration, outcome, elapsed_ms, span)
+        # The SDK's own span of the call is not ours to read: the line carries the execution's (same trace).
+        where = span if span is not None or traced is None else traced.span
+        log_iteration(execution.agent.name, attempt.number, attempt.iteration, outcome, elapsed_ms, where)
     return response
 
 
