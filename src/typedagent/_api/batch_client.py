@@ -195,9 +195,7 @@ class BatchingClient:
         try:
             return [line async for line in stream]
         finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                await close()
+            await stream.close()
 
     async def _until_ended(self, batch_id: str) -> None:
         interval = self.settings.poll_s

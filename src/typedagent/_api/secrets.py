@@ -163,9 +163,10 @@ def _cut(item: BaseException, tokens: list[str]) -> None:
     if any(new is not old for new, old in zip(cleaned, item.args, strict=True)):
         item.args = cleaned
     for name, value in list(getattr(item, "__dict__", {}).items()):
-        new = _cleaned(value, tokens)
-        if new is not value:
-            setattr(item, name, new)
+        with contextlib.suppress(Exception):  # an attribute that refuses the change keeps its value; the rest go on
+            new = _cleaned(value, tokens)
+            if new is not value:
+                setattr(item, name, new)
     for holder in _http_messages_of(item):
         state = getattr(holder, "__dict__", {})
         for name in ("_content", "_text"):
@@ -207,7 +208,7 @@ def _cleaned(value: object, tokens: list[str], depth: int = 0) -> Any:
         sequence = cast("list[object] | tuple[object, ...]", value)
         members = [_cleaned(item, tokens, depth + 1) for item in sequence]
         same = all(new is old for new, old in zip(members, sequence, strict=True))
-        return sequence if same else type(sequence)(members)
+        return sequence if same else (members if isinstance(sequence, list) else tuple(members))
     if hasattr(type(value), "__pydantic_fields__"):  # the SDK's error details: cleaned in place
         for name, item in list(getattr(value, "__dict__", {}).items()):
             new = _cleaned(item, tokens, depth + 1)

@@ -18,7 +18,7 @@ from typing_extensions import TypeVar
 from .._agent.definition import AgentDefinition
 from .._api.client import MessagesClient
 from .._shared.events import ExecuteCallbacks
-from .._shared.limits import AbortEvent, ExecutionLimits
+from .._shared.limits import POLL_ASYNCIO_EVENTS, AbortEvent, ExecutionLimits
 from .._shared.results import ExecuteResult
 from .arguments import MISSING
 from .loop import execute_agent
@@ -113,13 +113,15 @@ def run_blocking(main: Coroutine[Any, Any, T]) -> T:
 
     Nothing waits for sync tools abandoned in worker threads (at the deadline, on abort), and the loop is
     never shut down, so such threads never hold the return up. Interrupted while it waits (Ctrl-C), the
-    caller cancels ``main``, waits for it to end, and re-raises.
+    caller cancels ``main``, waits for it to end, and re-raises. An ``asyncio.Event`` abort event is polled
+    there: it is set from another thread than the loop's, which would not wake the loop.
     """
     loop = _background_loop()
     outcome: concurrent.futures.Future[T] = concurrent.futures.Future()
     tasks: set[asyncio.Task[Any]] = set()
     context = contextvars.copy_context()
     context.run(_RUN_TASKS.set, tasks)
+    context.run(POLL_ASYNCIO_EVENTS.set, True)
 
     def start() -> None:
         task = loop.create_task(_then_cancel_leftovers(main, tasks))
