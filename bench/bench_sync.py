@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from _common import (
 )
 
 from typedagent import execute_agent, execute_agent_sync
+from typedagent._run.sync import run_blocking
 from typedagent.testing import FakeAnthropicServer
 
 CALLS_PER_RUN = 4
@@ -88,6 +90,17 @@ def ways(typed_url: str, pydantic_url: str) -> tuple[dict[str, Callable[[], Any]
     return runs, [shared, new_loop_client, pydantic_client]
 
 
+def close(clients: list[Any]) -> None:
+    """Close each client on the loop its connections belong to (none is left for the one of the old way)."""
+    from pydantic_ai._utils import get_event_loop
+
+    shared, new_loop_client, pydantic_client = clients
+    run_blocking(shared.close())
+    get_event_loop().run_until_complete(pydantic_client.close())
+    with contextlib.suppress(RuntimeError):  # its connections belong to loops that are closed: they cannot be
+        asyncio.run(new_loop_client.close())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -112,8 +125,7 @@ def main() -> None:
                 if name != "new event loop per run, reused client (before)":
                     assert all(output == OUTPUT for output in outputs), name
             order.reverse()
-        for client in clients:
-            asyncio.run(client.close())
+        close(clients)
     baseline = median(walls["asyncio.run, new client per run (baseline)"])
     rows = [
         (
