@@ -25,6 +25,7 @@ from typedagent import (
     JournalError,
     ManyResult,
     MessageBatches,
+    execute_many,
     execute_many_sync,
 )
 from typedagent._api.batch_ledger import BatchLedger, ledger_path
@@ -138,6 +139,77 @@ def test_batch_client_gives_up_after_max_submissions() -> None:
     assert context.error_type == "BatchRequestNotRun"
     assert "expired this request in 2 batch(es)" in result.result.error.message
     assert server.batches.created == 2
+
+
+async def _run_many(*args: Any, **kwargs: Any) -> list[ManyResult[Any]]:
+    return [result async for result in execute_many(*args, **kwargs)]
+
+
+async def test_batch_client_a_request_missing_from_its_results_is_submitted_max_submissions_times() -> None:
+    """A request the API leaves out of every batch's results fails after max_submissions batches, not never."""
+    async with FakeAnthropicServer([]) as server:
+        server.batches.drop_requests = 100
+        settings = dataclasses.replace(FAST, max_submissions=3)
+        [result] = await asyncio.wait_for(
+            _run_many(geo_agent(), ["hi"], client=server.client(), transport=settings), timeout=20
+        )
+    assert isinstance(result.result, ExecuteFailure)
+    context = result.result.error.context
+    assert isinstance(context, ApiErrorContext)
+    assert context.error_type == "BatchRequestNotRun"
+    assert "returned no result for this request in 3 batch(es)" in result.result.error.message
+    assert server.batches.created == 3
+
+
+async def test_batch_client_a_missing_result_is_submitted_again_and_answered() -> None:
+    """A request missing once from its batch's results goes in the next batch and gets its answer."""
+    async with FakeAnthropicServer([output_call(PARIS)]) as server:
+        server.batches.drop_requests = 1
+        [result] = await asyncio.wait_for(
+            _run_many(geo_agent(), ["hi"], client=server.client(), transport=FAST), timeout=20
+        )
+    assert result.result.ok
+    assert server.batches.created == 2
+
+
+async def test_batch_client_an_unreadable_result_fails_its_execution_only() -> None:
+    """An errored line with no error body fails that execution with a clear error; the others get their results."""
+    async with FakeAnthropicServer([output_call(PARIS)], per_conversation=True) as server:
+        server.batches.malformed_results = 1
+        results = await asyncio.wait_for(
+            _run_many(geo_agent(), ["first", "second"], client=server.client(), transport=FAST, concurrency=2),
+            timeout=20,
+        )
+    failed = [result.result for result in results if isinstance(result.result, ExecuteFailure)]
+    assert [result.result.ok for result in results].count(True) == 1
+    assert len(failed) == 1
+    context = failed[0].error.context
+    assert isinstance(context, ApiErrorContext)
+    assert context.error_type == "BatchResultUnreadable"
+    assert "a result for this request that cannot be read" in failed[0].error.message
+    assert server.batches.created == 1
+
+
+async def test_batch_client_closes_the_results_download_when_reading_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results that cannot be read fail their executions, and the download is closed, not leaked."""
+    from anthropic._decoders.jsonl import AsyncJSONLDecoder
+
+    closed: list[object] = []
+    close = AsyncJSONLDecoder.close
+
+    async def counting_close(self: AsyncJSONLDecoder[Any]) -> None:
+        closed.append(self)
+        await close(self)
+
+    monkeypatch.setattr(AsyncJSONLDecoder, "close", counting_close)
+    async with FakeAnthropicServer([output_call(PARIS)]) as server:
+        server.batches.unreadable_results = True
+        [result] = await asyncio.wait_for(
+            _run_many(geo_agent(), ["hi"], client=server.client(), transport=FAST), timeout=20
+        )
+    assert isinstance(result.result, ExecuteFailure)
+    assert result.result.error.code == AgentErrorCode.API_ERROR
+    assert len(closed) == 1
 
 
 def test_batch_client_splits_at_the_request_limit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -448,6 +448,23 @@ def test_cli_record_then_replay_offline(api: FakeAnthropicServer, tmp_path: Path
     )
 
 
+@pytest.mark.parametrize("where", ["under-a-file", "a-directory"])
+def test_cli_record_to_an_unwritable_path_is_a_usage_error_before_any_call(
+    api: FakeAnthropicServer, tmp_path: Path, where: str
+) -> None:
+    """`--record` to a path that cannot be written exits 2 saying so, before a (paid) request is sent."""
+    triage = _example("support_triage")
+    (tmp_path / "file").write_text("not a folder")
+    cassette = tmp_path / "file" / "c.json" if where == "under-a-file" else tmp_path
+    api.add(*_script("support_triage"))
+    done = cli("run", TRIAGE, triage.PROMPT, "--record", str(cassette), env=_live(api))
+    assert (done.returncode, done.stdout) == (2, "")
+    said = f"typedagent run: error: --record: RecordingClient cannot write the cassette {str(cassette)!r}"
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr
+    assert api.requests_served == 0
+
+
 def test_cli_run_ctrl_c_cancels_through_the_abort_event(api: FakeAnthropicServer) -> None:
     """Ctrl-C during an API call ends the run as EXECUTION_CANCELLED, with its summary, and exit status 130."""
     api.add(delay(60, "never delivered"))

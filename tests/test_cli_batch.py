@@ -353,6 +353,23 @@ def test_cli_batch_max_attempts_and_an_unwritable_output(project: Path, api: Fak
     assert "importing agents.py failed" in broken.stderr or "has no attribute 'broken'" in broken.stderr
 
 
+def test_cli_batch_output_that_is_not_a_regular_file_is_a_usage_error(project: Path, api: FakeAnthropicServer) -> None:
+    """`-o` at a FIFO, or /dev/stdout in a pipe, is refused at once (exit 2) instead of blocking forever."""
+    write_inputs(project / "inputs.jsonl", 1)
+    os.mkfifo(project / "results.fifo")
+    fifo = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "results.fifo", server=api)
+    assert fifo.returncode == 2
+    assert fifo.stderr == (
+        "typedagent batch: error: --output: results.fifo is not a regular file (a FIFO): the results must go to a "
+        "file that can be read back to resume from; pass a file path\n"
+    )
+    piped = batch(project, "agents.py:agent", "inputs.jsonl", "-o", "/dev/stdout", server=api)
+    assert piped.returncode == 2
+    assert "--output: /dev/stdout is not a regular file (a FIFO)" in piped.stderr
+    assert piped.stdout == ""
+    assert api.requests_served == 0
+
+
 def test_cli_batch_message_batches_at_half_the_price(project: Path) -> None:
     """``--message-batches`` sends the model calls in a batch; the summary and journal price them at half."""
     (project / "prompts.jsonl").write_text('"first ticket"\n"second ticket"\n')

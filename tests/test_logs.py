@@ -8,8 +8,16 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support import GOOD, run, triage_agent
 
-from typedagent import ExecutionLimits, tool
-from typedagent.testing import ScriptedClient, api_error, delay, output_call, response, tool_call
+from typedagent import ExecutionLimits, execute_agent, tool
+from typedagent.testing import (
+    FakeAnthropicServer,
+    ScriptedClient,
+    api_error,
+    delay,
+    output_call,
+    response,
+    tool_call,
+)
 
 
 @tool
@@ -106,3 +114,24 @@ async def test_logs_warning_for_a_callback_that_raises(caplog: pytest.LogCapture
         for name in ("lookup", "final_output")
     ]
     assert len(result.metadata.callback_errors) == 2
+
+
+async def test_logs_model_call_lines_carry_the_trace_id_with_an_sdk_client(
+    caplog: pytest.LogCaptureFixture, captured_spans: InMemorySpanExporter, fake_anthropic_server: FakeAnthropicServer
+) -> None:
+    """With an SDK client (whose own span traces the call), each model call's DEBUG line carries the trace id."""
+    caplog.set_level(logging.DEBUG, logger="typedagent")
+    fake_anthropic_server.add(response(tool_call("lookup", {"query": "a"})), response(output_call(GOOD)))
+    client = fake_anthropic_server.client()
+    assert (await execute_agent(triage_agent(helpers=[lookup]), "go", client=client)).ok
+    spans = captured_spans.get_finished_spans()
+    [agent] = [span for span in spans if span.name == "invoke_agent triage"]
+    calls = [span for span in spans if span.name == "anthropic.messages.create"]
+    assert agent.context is not None
+    assert len(calls) == 2
+    lines = [record for record in caplog.records if " iteration " in record.getMessage()]
+    assert len(lines) == 2
+    trace_id = format(agent.context.trace_id, "032x")
+    assert [line.__dict__.get("trace_id") for line in lines] == [trace_id, trace_id]
+    assert all(f"trace_id={trace_id}" in line.getMessage() for line in lines)
+    assert [line.__dict__["span_id"] for line in lines] == [format(agent.context.span_id, "016x")] * 2

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Literal
 
+import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from typedagent import OutputTool
+from typedagent import OutputTool, Partial
 from typedagent._streaming.partial import PartialReader, partial_model
 
 
@@ -63,11 +64,11 @@ def test_partial_reader_shows_fields_as_they_arrive() -> None:
     raw, partial = reader.read('{"name": "Mig", "kind": "short", "steps": [{"title": "Back')
     assert raw == {"name": "Mig", "kind": "short", "steps": [{"title": "Back"}]}
     assert partial is not None
-    assert partial.name == "Mig"
-    assert partial.kind == "short"
-    assert partial.steps[0].title == "Back"
-    assert partial.steps[0].done is None
-    assert partial.owner_name is None
+    assert partial.value.name == "Mig"
+    assert partial.value.kind == "short"
+    assert partial.value.steps[0].title == "Back"
+    assert partial.value.steps[0].done is None
+    assert partial.value.owner_name is None
 
 
 def test_partial_reader_leaves_out_a_value_not_valid_yet() -> None:
@@ -75,12 +76,12 @@ def test_partial_reader_leaves_out_a_value_not_valid_yet() -> None:
     reader = PartialReader(OutputTool(Plan))
     _, partial = reader.read('{"name": "Migration plan", "kind": "sho')
     assert partial is not None
-    assert partial.kind is None
-    assert partial.name == "Migration plan"
+    assert partial.value.kind is None
+    assert partial.value.name == "Migration plan"
     _, done = reader.read('{"name": "Migration plan", "kind": "short", "owner": "Ann"}')
     assert done is not None
-    assert done.kind == "short"
-    assert done.owner_name == "Ann"
+    assert done.value.kind == "short"
+    assert done.value.owner_name == "Ann"
 
 
 def test_partial_reader_before_anything_readable() -> None:
@@ -89,7 +90,7 @@ def test_partial_reader_before_anything_readable() -> None:
     raw, partial = reader.read("{")
     assert raw == {}
     assert partial is not None
-    assert partial.name is None
+    assert partial.value.name is None
     assert reader.read("[1, 2") == ({}, None)
     assert reader.read("}{") == ({}, None)
 
@@ -98,11 +99,11 @@ def test_partial_reader_dataclass_typeddict_and_wrapped_outputs() -> None:
     """Dataclass outputs are partial models, TypedDict outputs dicts of the keys present, wrapped ones whole."""
     _, point = PartialReader(OutputTool(Point)).read('{"x": 3')
     assert point is not None
-    assert (point.x, point.y) == (3, None)
+    assert (point.value.x, point.value.y) == (3, None)
     _, row = PartialReader(OutputTool(Row)).read('{"key": "a", "count": ')
-    assert row == {"key": "a"}
+    assert row == Partial(value={"key": "a"})
     words = PartialReader(OutputTool(list[str]))
-    assert words.read('{"value": ["a", "b') == ({"value": ["a", "b"]}, ["a", "b"])
+    assert words.read('{"value": ["a", "b') == ({"value": ["a", "b"]}, Partial(value=["a", "b"]))
     assert words.read('{"value": [1') == ({"value": [1]}, None)
 
 
@@ -120,6 +121,57 @@ def test_partial_reader_unions_and_annotated_fields() -> None:
     """An optional nested model is partial too; an annotated field keeps its type but not its constraint."""
     _, partial = PartialReader(OutputTool(Tagged)).read('{"score": -1, "step": {"title": "Go"')
     assert partial is not None
-    assert partial.score == -1
-    assert partial.step is not None
-    assert partial.step.title == "Go"
+    assert partial.value.score == -1
+    assert partial.value.step is not None
+    assert partial.value.step.title == "Go"
+
+
+class Described(BaseModel):
+    """An output with a method and a property, which a partial does not have."""
+
+    title: str
+    steps: list[Step]
+
+    def describe(self) -> str:
+        """A method of the user's class."""
+        return f"{self.title}: {len(self.steps)} steps"
+
+    @property
+    def first(self) -> Step:
+        """A property of the user's class."""
+        return self.steps[0]
+
+
+def test_partial_get_reads_fields_typed_and_none_until_they_arrive() -> None:
+    """get() reads a field (nested, indexed) or None while it is missing; the class's methods are never there."""
+    _, partial = PartialReader(OutputTool(Described)).read('{"title": "Migr", "steps": [{"title": "Back')
+    assert partial is not None
+    assert partial.get(lambda t: t.title) == "Migr"
+    assert partial.get(lambda t: t.steps[0].title) == "Back"
+    assert partial.get(lambda t: t.steps[0].done) is None
+    assert partial.get(lambda t: t.steps[1].title) is None  # an index not there yet
+    assert partial.get(lambda t: t.describe()) is None  # a partial is not an instance of the class
+    assert partial.get(lambda t: t.first) is None
+    assert not isinstance(partial.value, Described)
+    _, empty = PartialReader(OutputTool(Described)).read("{")
+    assert empty is not None
+    assert empty.get(lambda t: t.steps[0].title) is None  # None has no index: not arrived
+    assert empty.get(lambda t: len(t.title)) is None
+    _, row = PartialReader(OutputTool(Row)).read('{"key": "a"')
+    assert row is not None
+    assert (row.get(lambda t: t["key"]), row.get(lambda t: t["count"])) == ("a", None)
+
+
+def test_partial_attribute_reads_still_work_at_run_time_and_copies_are_partials() -> None:
+    """Code that read fields as attributes still runs; copies and pickles stay Partial objects."""
+    import copy
+    import pickle
+
+    _, partial = PartialReader(OutputTool(Tagged)).read('{"score": 4')
+    assert partial is not None
+    assert partial.score == 4  # type: ignore[attr-defined]
+    assert copy.deepcopy(partial) == partial
+    assert isinstance(copy.deepcopy(partial), Partial)
+    assert pickle.loads(pickle.dumps(Partial(value={"score": 4}))) == Partial(value={"score": 4})
+    with pytest.raises(AttributeError):
+        _ = partial._private  # type: ignore[attr-defined]  # private names are never forwarded

@@ -98,6 +98,80 @@ async def test_rate_limiter_gives_up_after_max_wait() -> None:
     assert len(client.requests) == 3
 
 
+def _far_future_date() -> str:
+    from email.utils import formatdate
+
+    return formatdate(time.time() + 86_400, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"retry-after": "86400"}, {"retry-after-ms": "86400000"}, {"retry-after": "far-future date"}],
+    ids=["seconds", "milliseconds", "http-date"],
+)
+async def test_rate_limiter_bounds_a_huge_retry_after_by_max_wait(headers: dict[str, str]) -> None:
+    """A 429 asking for a day (seconds, ms or a date) goes to the SDK's retries at once; none waits past max_wait_s."""
+    if headers.get("retry-after") == "far-future date":
+        headers = {"retry-after": _far_future_date()}
+    script = [api_error(429, headers=headers), output_call(GOOD)]
+    started = time.monotonic()
+    async with FakeAnthropicServer(script) as server, server.client(max_retries=1) as client:
+        results = await asyncio.wait_for(
+            run_all(triage_agent(), ["a"], client=client, rate_limits=RateLimits(max_wait_s=0.3)), timeout=20
+        )
+    assert [result.result.unwrap() for result in results] == [GOOD]
+    assert server.requests_served == 2
+    assert time.monotonic() - started < 10  # the SDK's own backoff, never the day asked for
+
+
+async def test_rate_limiter_pause_of_every_call_is_bounded_by_max_wait() -> None:
+    """A 429 asking for a day pauses the client's other calls for max_wait_s at most; the refused call fails."""
+    client = ScriptedClient([api_error(429, retry_after=86_400), output_call(GOOD)])
+    started = time.monotonic()
+    results = await asyncio.wait_for(
+        run_all(triage_agent(), ["a", "b"], client=client, rate_limits=RateLimits(max_wait_s=0.3)), timeout=20
+    )
+    elapsed = time.monotonic() - started
+    failed = [result.result for result in results if not result.result.ok]
+    assert [result.result.output for result in results if result.result.ok] == [GOOD]
+    assert len(failed) == 1
+    assert failed[0].error.code == AgentErrorCode.API_ERROR
+    assert isinstance(failed[0].error.context, ApiErrorContext)
+    assert failed[0].error.context.error_type == "rate_limit_error"
+    assert 0.25 <= elapsed < 3
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"anthropic-ratelimit-requests-limit": "0.001", "anthropic-ratelimit-requests-remaining": "0"},
+        {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "-100000"},
+        {"anthropic-ratelimit-input-tokens-limit": "0.001", "anthropic-ratelimit-input-tokens-remaining": "0"},
+        {"anthropic-ratelimit-output-tokens-limit": "1000", "anthropic-ratelimit-output-tokens-remaining": "-1e9"},
+        {"anthropic-ratelimit-requests-limit": "10", "anthropic-ratelimit-requests-remaining": "1e12"},
+    ],
+    ids=["tiny-limit", "negative-remaining", "tiny-token-limit", "negative-tokens", "remaining-above-limit"],
+)
+async def test_rate_limiter_distrusts_malformed_rate_limit_headers(headers: dict[str, str]) -> None:
+    """Rate-limit headers that cannot be true (a limit below 1, remaining outside 0..limit) never stall a call."""
+    client = ScriptedClient([api_error(500, headers=headers), output_call(GOOD), output_call(GOOD)])
+    started = time.monotonic()
+    results = await asyncio.wait_for(run_all(triage_agent(), ["a", "b"], client=client, concurrency=1), timeout=20)
+    assert [result.result.ok for result in results] == [False, True]
+    assert len(client.requests) == 2
+    assert time.monotonic() - started < 5
+
+
+def test_rate_limiter_never_waits_more_than_a_minute_for_a_bucket() -> None:
+    """However far below zero an estimate falls, a bucket refills within a minute: no wait is longer."""
+    from typedagent._api.ratelimit import RateLimiter, Ticket
+
+    limiter = RateLimiter(RateLimits(requests_per_minute=60, input_tokens_per_minute=1_000), concurrency=1)
+    ticket = limiter.buckets["input-tokens"]
+    ticket.level = -1e12
+    assert limiter._delay(Ticket(0.0, 0.0)) == 60.0
+
+
 async def test_rate_limiter_other_errors_pass_through() -> None:
     """Errors other than 429 are the execution's own: the limiter lets them through unchanged."""
     client = ScriptedClient([api_error(500, "boom")])

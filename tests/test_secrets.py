@@ -58,6 +58,12 @@ class Out(BaseModel):
     n: int
 
 
+class Details(BaseModel):
+    """Error details of an API error (the SDK keeps them as a model)."""
+
+    note: str
+
+
 @tool
 async def lookup(query: str) -> str:
     """Look up."""
@@ -134,6 +140,9 @@ SCENARIOS: dict[str, list[ScriptItem]] = {
     "retries-exhausted": [api_error(500, retry_after=0.01), api_error(500, retry_after=0.01), api_error(500)],
     "malformed": [malformed_body()],
     "dropped": [dropped_connection(), dropped_connection(), dropped_connection()],
+    # A proxy or gateway that echoes the request's credentials in its error body.
+    "echoed-by-error": [api_error(401, f"invalid credentials: x-api-key {KEY}, Authorization: Bearer {KEY}")],
+    "echoed-by-proxy": [malformed_body(f"<html>proxy refused x-api-key={KEY}</html>")],
 }
 
 
@@ -311,3 +320,35 @@ def test_secrets_scrub_redacts_headers_and_quotes_of_them() -> None:
     assert str(inner) == "refused header b'[redacted]\\n'"
     assert outer.note == "key was [redacted]"  # type: ignore[attr-defined]
     assert KEY.encode() not in pickle.dumps(outer)
+
+
+def test_secrets_scrub_cuts_an_echoed_key_out_of_bodies_and_cached_text() -> None:
+    """An error body echoing the key: its body, details, the response's read text and the request body are cut."""
+    import httpx2
+
+    from typedagent._api.secrets import scrub
+
+    echoed = {"type": "error", "error": {"type": "authentication_error", "message": f"bad key {KEY}"}, "n": [1, KEY]}
+    request = httpx2.Request("POST", "https://api.example/v1", headers={"x-api-key": KEY}, content=b'{"prompt": "hi"}')
+    response = httpx2.Response(401, json=echoed, request=request)
+    assert KEY in response.text  # read: the response keeps its content and text
+    error = anthropic.AuthenticationError(f"Error code: 401 - {echoed}", response=response, body=echoed)
+    error.details = Details(note=f"seen {KEY}")  # type: ignore[assignment]
+    deep: object = KEY
+    for _ in range(30):
+        deep = [deep]
+    error.deep = deep  # type: ignore[attr-defined]
+    scrub(error)
+    assert error.body == {
+        "type": "error",
+        "error": {"type": "authentication_error", "message": "bad key [redacted]"},
+        "n": [1, "[redacted]"],
+    }
+    assert echoed["n"] == [1, KEY]  # copied, never changed in place
+    assert KEY not in response.text
+    assert KEY.encode() not in response.content
+    assert response.json()["error"]["message"] == "bad key [redacted]"
+    assert request.content == b'{"prompt": "hi"}'
+    assert KEY not in str(error)
+    assert error.details == Details(note="seen [redacted]")
+    assert KEY.encode() not in pickle.dumps((error.body, response, str(error), error.details))

@@ -20,6 +20,7 @@ from typedagent.testing import (
     ScriptedClient,
     output_call,
     response,
+    tool_call,
     web_search_call,
     web_search_result,
 )
@@ -67,6 +68,42 @@ async def test_server_tool_calls_and_results_fire_the_tool_hooks_in_block_order(
         ("result", "srvtoolu_01HjzmxWnLPCkNoLmrowWNBc", "advisor", "Check the city proper, not the metro area."),
         ("call", "toolu_01A09q90qw90lq917835lq9", "lookup", "helper"),
     ]
+
+
+async def test_every_tool_result_carries_the_kind_of_its_call() -> None:
+    """on_tool_result's ToolResult has the kind its ToolCall had: server, mcp, helper, output, submit, unknown."""
+    kinds: list[tuple[str, str, str]] = []
+    callbacks = ExecuteCallbacks(
+        on_tool_call=lambda state, event: kinds.append(("call", event.name, event.kind)),
+        on_tool_result=lambda state, event: kinds.append(("result", event.name, event.kind)),
+    )
+    responses = [recorded("web_search_response.json"), response(tool_call("nope", unknown=True)), output_call(GOOD)]
+    client = FunctionClient(lambda request: responses.pop(0))
+    result = await run(triage_agent(helpers=[lookup], server_tools=[web_search()]), client, callbacks=callbacks)  # type: ignore[arg-type]
+    assert result.ok
+    calls = [(name, kind) for hook, name, kind in kinds if hook == "call"]
+    results = [(name, kind) for hook, name, kind in kinds if hook == "result"]
+    assert (
+        results
+        == calls
+        == [
+            ("web_search", "server"),
+            ("advisor", "server"),
+            ("lookup", "helper"),
+            ("nope", "unknown"),
+            ("final_output", "output"),
+        ]
+    )
+    mcp: list[tuple[str, str, str]] = []
+    mcp_callbacks = ExecuteCallbacks(on_tool_result=lambda state, event: mcp.append((event.id, event.name, event.kind)))
+    mcp_responses = [handing_over(recorded("mcp_response.json"), GOOD)]
+    agent = triage_agent(model_settings={"mcp_servers": [{"type": "url", "name": "wiki", "url": "https://x.example"}]})
+    done = await execute_agent(
+        agent, "go", client=FunctionClient(lambda request: mcp_responses.pop(0)), callbacks=mcp_callbacks
+    )
+    assert done.ok, done
+    assert mcp[0] == ("mcptoolu_01SAss3KEwASziHZoMR6HcZU", "ask_question", "mcp")
+    assert mcp[1][2] == "output"
 
 
 async def test_the_result_of_a_paused_call_is_named_after_its_call() -> None:

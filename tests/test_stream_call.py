@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -10,7 +11,16 @@ import httpx2
 import pytest
 from support import GOOD, recorded, triage_agent
 
-from typedagent import AgentErrorCode, ExecutionLimits, execute_agent, execute_many, stream_agent, tool
+from typedagent import (
+    AgentErrorCode,
+    ApiErrorContext,
+    ExecutionLimits,
+    ValidationConfig,
+    execute_agent,
+    execute_many,
+    stream_agent,
+    tool,
+)
 from typedagent._api.api_errors import ApiFailure
 from typedagent._api.model_call import call_model
 from typedagent._api.stream_call import must_stream
@@ -352,3 +362,113 @@ async def test_stream_call_cassettes_record_a_failed_stream(tmp_path: Any) -> No
             pass
     assert replay.result.ok is False
     assert replay.result.error.context.error_type == "overloaded_error"  # type: ignore[union-attr]
+
+
+def _sse_client(events: list[dict[str, Any]]) -> Any:
+    """A real AsyncAnthropic whose every request is answered 200 with ``events`` as a server-sent event stream."""
+    import anthropic
+
+    body = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events).encode()
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream", "request-id": "req_sse"}, content=body
+        )
+
+    transport = httpx2.MockTransport(answer)
+    return anthropic.AsyncAnthropic(api_key="test", http_client=httpx2.AsyncClient(transport=transport), max_retries=0)
+
+
+def _output_events(partial_json: list[str], stop_reason: str = "tool_use") -> list[dict[str, Any]]:
+    """The events of a response calling the output tool, its input streamed as ``partial_json`` chunks."""
+    return [
+        {"type": "message_start", "message": {**_START, "usage": {"input_tokens": 10, "output_tokens": 1}}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "final_output", "input": {}},
+        },
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": chunk}}
+            for chunk in partial_json
+        ),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": _END_USAGE},
+        {"type": "message_stop"},
+    ]
+
+
+_START: dict[str, Any] = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-6",
+    "content": [],
+    "stop_reason": None,
+    "stop_sequence": None,
+}
+_END_USAGE: dict[str, Any] = {"output_tokens": 7}
+_TEXT_START: list[dict[str, Any]] = [
+    {"type": "message_start", "message": {**_START, "usage": {"input_tokens": 10, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+]
+BROKEN_STREAMS: dict[str, list[dict[str, Any]]] = {
+    "delta-for-an-unknown-index": [
+        *_TEXT_START,
+        {"type": "content_block_delta", "index": 5, "delta": {"type": "text_delta", "text": "hi"}},
+    ],
+    "event-before-message-start": [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ],
+    "null-delta": [*_TEXT_START, {"type": "content_block_delta", "index": 0, "delta": None}],
+    "invalid-tool-input-json": _output_events(["}}{"]),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_STREAMS))
+async def test_stream_call_a_stream_breaking_the_protocol_is_an_api_error_of_the_call_made(name: str) -> None:
+    """A stream the API answered but that breaks the event protocol is a stream_protocol_error, counted as sent."""
+    client = _sse_client([*BROKEN_STREAMS[name], {"type": "message_stop"}])
+    async with client, stream_agent(triage_agent(), "go", client=client) as run:
+        async for _ in run:
+            pass
+    result = run.result
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.API_ERROR
+    context = result.error.context
+    assert isinstance(context, ApiErrorContext)
+    assert (context.error_type, context.status_code, context.iteration) == ("stream_protocol_error", None, 1)
+    assert result.metadata.iterations == 1
+    assert [attempt.iterations for attempt in result.metadata.attempts] == [1]
+    assert "not sent" not in result.error.message
+    assert "broke the Messages API's stream protocol" in result.error.message
+    assert "run again" in result.error.message
+
+
+async def test_stream_call_tool_input_that_never_completes_is_a_failure_not_a_cut_value() -> None:
+    """Output-tool JSON that stops mid-value while the stream ends normally fails the call, never a truncated output."""
+    chunks = ['{"severity": 2, ', '"summary": "VPN drops hourly"']  # the closing brace never comes
+    client = _sse_client(_output_events(chunks))
+    async with client, stream_agent(triage_agent(), "go", client=client) as run:
+        async for _ in run:
+            pass
+    result = run.result
+    assert not result.ok
+    context = result.error.context
+    assert isinstance(context, ApiErrorContext)
+    assert context.error_type == "stream_protocol_error"
+    assert "the input of tool call 'final_output' (toolu_1) never completed" in result.error.message
+    assert result.metadata.tokens.input_tokens == 10  # what the broken response cost still counts
+    assert result.metadata.tokens.output_tokens == 7
+
+
+async def test_stream_call_tool_input_cut_by_max_tokens_stays_a_max_tokens_outcome() -> None:
+    """A tool input cut off because max_tokens was reached is the MAX_TOKENS outcome, as unstreamed."""
+    chunks = ['{"severity": 2, ', '"summary": "VPN drops']
+    client = _sse_client(_output_events(chunks, stop_reason="max_tokens"))
+    agent = triage_agent(validation=ValidationConfig(max_attempts=1))
+    async with client, stream_agent(agent, "go", client=client) as run:
+        async for _ in run:
+            pass
+    assert not run.result.ok
+    assert run.result.error.code is AgentErrorCode.MAX_TOKENS

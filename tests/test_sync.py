@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,7 +18,7 @@ from typedagent import AgentErrorCode, ExecutionLimits, execute_agent_sync, tool
 from typedagent._run import loop as _loop
 from typedagent._run.feedback import ABANDONED
 from typedagent._run.sync import run_blocking
-from typedagent.testing import ScriptedClient, output_call, tool_call
+from typedagent.testing import FakeAnthropicServer, ScriptedClient, output_call, tool_call
 
 
 @tool
@@ -120,7 +122,7 @@ def test_sync_first_run_deadline_does_not_include_the_sdk_import() -> None:
         import sys, time
         from pydantic import BaseModel
         from typedagent import ExecutionLimits, OutputTool, define_agent, execute_agent_sync, tool
-        from typedagent.testing import ScriptedClient, output_call, tool_call
+        from typedagent.testing import FakeAnthropicServer, ScriptedClient, output_call, tool_call
 
         class Out(BaseModel):
             n: int
@@ -181,3 +183,67 @@ async def test_sync_blocking_entry_points_refuse_a_running_event_loop() -> None:
         with pytest.raises(RuntimeError, match=f"cannot run inside a running event loop: use `[^`]*{says}"):
             call()
     assert client.requests == []
+
+
+@pytest.mark.parametrize("max_retries", [0, 2])
+def test_sync_wrappers_reuse_one_sdk_client_without_extra_requests(max_retries: int) -> None:
+    """One AsyncAnthropic with pooled connections, reused by every blocking wrapper: 4 executions send 4 requests."""
+    from typedagent import execute_many_sync, stream_agent_sync
+
+    agent = triage_agent()
+    with FakeAnthropicServer([output_call(GOOD)] * 4) as server:
+        client = server.client(keep_alive=True, max_retries=max_retries)
+        try:
+            first = execute_agent_sync(agent, "one", client=client)
+            second = execute_agent_sync(agent, "two", client=client)
+            with stream_agent_sync(agent, "three", client=client) as run:
+                kinds = [event.kind for event in run]
+            [fourth] = execute_many_sync(agent, ["four"], client=client)
+        finally:
+            run_blocking(client.close())
+        assert [first.ok, second.ok, run.result.ok, fourth.result.ok] == [True, True, True, True]
+        assert kinds[-1] == "finished"
+        assert server.requests_served == 4
+        assert [request["messages"][0]["content"] for request in server.requests] == ["one", "two", "three", "four"]
+
+
+def test_sync_wrappers_reuse_a_client_from_another_thread() -> None:
+    """A client used by execute_agent_sync in one thread serves the next call from another thread too."""
+    agent = triage_agent()
+    results: list[bool] = []
+    with FakeAnthropicServer([output_call(GOOD)] * 2) as server:
+        client = server.client(keep_alive=True, max_retries=0)
+        try:
+            results.append(execute_agent_sync(agent, "one", client=client).ok)
+            worker = threading.Thread(target=lambda: results.append(execute_agent_sync(agent, "two", client=client).ok))
+            worker.start()
+            worker.join()
+        finally:
+            run_blocking(client.close())
+        assert results == [True, True]
+        assert server.requests_served == 2
+
+
+def test_sync_ctrl_c_cancels_the_execution_and_raises_keyboard_interrupt() -> None:
+    """SIGINT while execute_agent_sync waits raises KeyboardInterrupt in the caller once the execution is cancelled."""
+    ended: list[str] = []
+
+    @tool
+    async def slow() -> str:
+        """Sleeps 5 s."""
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            ended.append("cancelled")
+            raise
+        return "late"
+
+    client = ScriptedClient([tool_call("slow"), output_call(GOOD)])
+    timer = threading.Timer(0.3, os.kill, args=(os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        execute_agent_sync(triage_agent(helpers=[slow]), "go", client=client)
+    timer.join()
+    assert time.monotonic() - started < 2
+    assert ended == ["cancelled"]

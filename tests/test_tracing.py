@@ -106,6 +106,8 @@ async def test_tracing_success_span_tree(captured_spans: InMemorySpanExporter) -
     assert attributes["typedagent.iterations"] == 2
     assert attributes["typedagent.usage.input_tokens"] == result.metadata.tokens.input_tokens == 20
     assert attributes["typedagent.usage.output_tokens"] == 10
+    assert attributes["typedagent.usage.cache_creation.input_tokens"] == 0
+    assert "typedagent.usage.cache_write.input_tokens" not in attributes
     assert not any(name.startswith("gen_ai.usage.") for name in attributes)
     assert "lookup" in str(attributes["gen_ai.tool.definitions"])
     assert agent.status.status_code is not StatusCode.ERROR
@@ -329,6 +331,39 @@ async def test_tracing_content_never_holds_the_api_key(
     dumped = repr([(dict(span.attributes or {}), [dict(e.attributes or {}) for e in span.events]) for span in own])
     assert secret not in dumped
     assert dict(_one(spans, "execute_tool leak").attributes or {})["gen_ai.tool.call.result"] == "key is [redacted]"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_tracing_sdk_spans_never_hold_the_api_key(
+    fake_anthropic_server: FakeAnthropicServer, content_spans: InMemorySpanExporter, streamed: bool
+) -> None:
+    """With content on, the SDK's own messages.create spans show a key in the prompt or a tool result as [redacted]."""
+    secret = "sk-ant-api03-SECRETKEY"
+
+    @tool
+    def leak(query: str) -> str:
+        """Return the key (a careless tool)."""
+        return f"key is {secret}"
+
+    fake_anthropic_server.add(response(tool_call("leak", {"query": "x"})), response(output_call(GOOD)))
+    client = fake_anthropic_server.client(api_key=secret)
+    agent = triage_agent(helpers=[leak])
+    prompt = f"Ticket: my key {secret} leaks"
+    if streamed:
+        async with stream_agent(agent, prompt, client=client) as run:
+            _ = [event async for event in run]
+        assert run.result.ok
+    else:
+        assert (await execute_agent(agent, prompt, client=client)).ok
+    spans = content_spans.get_finished_spans()
+    calls = _named(spans, "anthropic.messages.create")
+    assert len(calls) == 2
+    dumped = repr([(dict(span.attributes or {}), [dict(e.attributes or {}) for e in span.events]) for span in spans])
+    assert secret not in dumped
+    inputs = [str(dict(call.attributes or {})["gen_ai.input.messages"]) for call in calls]
+    assert "my key [redacted] leaks" in inputs[0]
+    assert "key is [redacted]" in inputs[1]
+    assert all(_parent_id(call) == _span_id(_one(spans, "invoke_agent")) for call in calls)
 
 
 async def test_tracing_concurrent_tools_parented_with_their_http_calls(
@@ -609,3 +644,87 @@ async def test_tracing_registered_provider_passed_again_traces_each_call_once(
     assert _named(spans, "chat ") == []
     call = _one(spans, "anthropic.messages.create")
     assert _parent_id(call) == _span_id(_one(spans, "invoke_agent"))
+
+
+def test_tracing_redacting_provider_cleans_every_attribute() -> None:
+    """RedactingTracerProvider cuts its secrets out of attributes, events, links, statuses and exceptions."""
+    from opentelemetry.trace import Status
+
+    from typedagent._observability.redacting import RedactingTracerProvider, wrapped_provider
+
+    secret = "sk-ant-api03-WRAPPED"
+    exporter = InMemorySpanExporter()
+    inner = TracerProvider()
+    inner.add_span_processor(SimpleSpanProcessor(exporter))
+    provider = RedactingTracerProvider(inner, [secret, ""])
+    assert wrapped_provider(provider) is inner
+    assert wrapped_provider(inner) is inner
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("outer", attributes={"a": f"x{secret}", "n": 1}) as outer:
+        outer.set_attribute("b", [secret, "ok"])
+        outer.set_attributes({"c": secret})
+        outer.add_event("e", {"d": secret})
+        outer.add_link(outer.get_span_context(), {"l": secret})
+        outer.update_name("renamed")
+        assert outer.is_recording()
+        outer.record_exception(ValueError(f"bad {secret}"), {"extra": secret})
+        outer.set_status(Status(StatusCode.ERROR, f"failed with {secret}"))
+    [span] = exporter.get_finished_spans()
+    assert span.name == "renamed"
+    dumped = repr(
+        (
+            dict(span.attributes or {}),
+            [dict(event.attributes or {}) for event in span.events],
+            [dict(link.attributes or {}) for link in span.links],
+            span.status.description,
+        )
+    )
+    assert secret not in dumped
+    assert dict(span.attributes or {}) == {"a": "x[redacted]", "n": 1, "b": ("[redacted]", "ok"), "c": "[redacted]"}
+    assert span.status.description == "failed with [redacted]"
+    assert dict(span.events[1].attributes or {})["exception.message"] == "bad [redacted]"
+
+
+def test_tracing_request_attributes_come_only_from_parameters_messages_create_takes() -> None:
+    """Every gen_ai.request.* attribute typedagent maps, and the observability page lists, names a real parameter."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    from anthropic.resources.messages import AsyncMessages
+
+    from typedagent._observability.span_attributes import _REQUEST
+
+    taken = set(inspect.signature(AsyncMessages.create).parameters)
+    assert set(_REQUEST) <= taken
+    page = (Path(__file__).resolve().parent.parent / "docs" / "observability.md").read_text()
+    listed = {
+        f"gen_ai.request.{name}"
+        for names in re.findall(r"`gen_ai\.request\.[a-z_]+`(?:, `\.[a-z_]+`)*", page)
+        for name in re.findall(r"\.([a-z_]+)`", names.replace("gen_ai.request.", "."))
+    }
+    assert listed == {"gen_ai.request.model", "gen_ai.request.max_tokens"}
+    assert listed - {"gen_ai.request.model"} == set(_REQUEST.values())
+
+
+def test_tracing_usage_uses_the_conventions_cache_creation_name() -> None:
+    """Cache writes are gen_ai.usage.cache_creation.input_tokens (the GenAI conventions' name), on the page too."""
+    from pathlib import Path
+
+    from typedagent import TokenUsage
+    from typedagent._observability.span_attributes import usage_attributes
+
+    usage = TokenUsage(input_tokens=1, output_tokens=2, cache_creation_input_tokens=30, cache_read_input_tokens=40)
+    assert usage_attributes("gen_ai.usage", usage) == {
+        "gen_ai.usage.input_tokens": 71,
+        "gen_ai.usage.output_tokens": 2,
+        "gen_ai.usage.cache_read.input_tokens": 40,
+        "gen_ai.usage.cache_creation.input_tokens": 30,
+    }
+    page = (Path(__file__).resolve().parent.parent / "docs" / "observability.md").read_text()
+    for prefix in ("gen_ai.usage", "typedagent.usage"):
+        row = (
+            f"| `{prefix}.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`, `.cache_creation.input_tokens` |"
+        )
+        assert row in page
+    assert ".cache_write.input_tokens` |" not in page

@@ -164,6 +164,21 @@ def test_cli_eval_records_live_then_replays(
     assert _eval(target, dataset, "--cassette", str(cassette))[0] == 0
 
 
+def test_cli_eval_record_to_an_unwritable_path_is_a_usage_error_before_any_call(
+    fake_anthropic_server: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--record`` under a regular file exits 2 naming the path; no case runs, no request is sent."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic_server.base_url)
+    (tmp_path / "file").write_text("not a folder")
+    cassette = tmp_path / "file" / "live.json"
+    target = str(ROOT / "examples" / "support_triage.py") + ":agent"
+    code, _, err = _eval(target, str(EVALS / "support_triage.eval.yaml"), "--record", str(cassette))
+    assert code == 2
+    assert f"--record: RecordingClient cannot write the cassette {str(cassette)!r}" in err
+    assert fake_anthropic_server.requests_served == 0
+
+
 def test_cli_eval_reports_cassette_drift(tmp_path: Path) -> None:
     """A prompt that no longer matches the cassette exits 1 naming what drifted, without a traceback."""
     text = (EVALS / "support_triage.eval.yaml").read_text().replace("Ticket #4812", "Ticket #4813")

@@ -76,6 +76,33 @@ async def test_run_evals_without_evaluators_scores_the_outcome(agent: AgentDefin
     assert [(s.evaluator, s.passed) for s in run.scores] == [("Outcome(success)", False)]
 
 
+async def test_run_evals_dataset_expected_output_skips_cases_without_expected(
+    agent: AgentDefinition[City, None],
+) -> None:
+    """A dataset-level ExpectedOutput scores the cases that have an ``expected``; the others are not failed by it."""
+    mixed = Dataset(
+        cases=[
+            Case(name="paris", prompt="Tell me about Paris", expected=PARIS),
+            Case(name="open", prompt="Tell me about Paris", evaluators=[ToolCalled(tool="lookup")]),
+            Case(name="bare", prompt="Tell me about Paris"),
+        ],
+        evaluators=[ExpectedOutput()],
+    )
+    report = await run_evals(mixed, agent, client=answering(PARIS))
+    scores = {run.case: [(s.evaluator, s.passed) for s in run.scores] for run in report.runs}
+    assert scores == {
+        "paris": [("ExpectedOutput", True)],
+        "open": [("ToolCalled(lookup)", True)],
+        "bare": [("Outcome(success)", True)],
+    }
+    assert report.passed is True
+    own = Dataset(cases=[Case(name="asks", prompt="Tell me about Paris", evaluators=[ExpectedOutput()])])
+    asked = await run_evals(own, agent, client=answering(PARIS))
+    assert [(s.passed, s.reason) for s in asked.runs[0].scores] == [
+        (False, "case 'asks' has no expected output to compare with")
+    ]
+
+
 class Broken:
     """An evaluator with a bug."""
 

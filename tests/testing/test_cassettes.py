@@ -126,6 +126,74 @@ async def test_secrets_never_reach_the_cassette(tmp_path: Path) -> None:
     assert replay.ok  # the live request is redacted the same way before comparing
 
 
+async def test_mcp_server_credentials_never_reach_the_cassette(tmp_path: Path) -> None:
+    """An MCP server's authorization_token, URL credentials and secret-looking headers are redacted, even echoed."""
+    path = tmp_path / "mcp.json"
+    token = "mcp-connector-token-4f9a2c7e"
+    url_password, url_token = "url-password-8e1d", "query-token-77b3a"
+    server_entry = {
+        "type": "url",
+        "name": "wiki",
+        "url": f"https://svc:{url_password}@mcp.example.com/mcp?access_token={url_token}&region=eu",
+        "authorization_token": token,
+    }
+    settings = {
+        "mcp_servers": [server_entry],
+        "extra_headers": {"X-Custom-Token": "hdr-secret-5521a", "X-Session-Id": "sess-secret-ae41", "x-trace": "keep"},
+    }
+    echoed = PARIS.model_copy(update={"city": f"echo {token}"})
+    async with FakeAnthropicServer([output_call(echoed)]) as server:
+        recorder = RecordingClient(server.client(api_key=SECRET), path)
+        result = await execute_agent(geo_agent(model_settings=settings), PROMPT, client=recorder)
+    assert result.ok, result
+    assert server.requests[0]["mcp_servers"][0]["authorization_token"] == token  # it was really sent
+    text = path.read_text()
+    for secret in (token, url_password, url_token, "hdr-secret-5521a", "sess-secret-ae41"):
+        assert secret not in text
+    request = json.loads(text)["calls"][0]["request"]
+    assert request["mcp_servers"] == [
+        {
+            "type": "url",
+            "name": "wiki",
+            "url": "https://svc:[REDACTED]@mcp.example.com/mcp?access_token=[REDACTED]&region=eu",
+            "authorization_token": "[REDACTED]",
+        }
+    ]
+    assert request["extra_headers"] == {
+        "X-Custom-Token": "[REDACTED]",
+        "X-Session-Id": "[REDACTED]",
+        "x-trace": "keep",
+    }
+    replay = ReplayClient(path)
+    replayed = await execute_agent(geo_agent(model_settings=settings), PROMPT, client=replay)
+    assert replayed.ok, replayed  # the live request is redacted the same way before comparing
+    replay.assert_all_played()
+
+
+def test_recording_client_refuses_a_path_it_cannot_write(tmp_path: Path) -> None:
+    """A cassette path under a regular file, or naming a folder, is refused when the client is made."""
+    (tmp_path / "file").write_text("x")
+    for path in (tmp_path / "file" / "c.json", tmp_path):
+        with pytest.raises(ValueError, match=f"RecordingClient cannot write the cassette {str(path)!r}"):
+            RecordingClient(ScriptedClient(["ok"]), path)
+
+
+async def test_recording_keeps_the_response_when_the_cassette_cannot_be_written(tmp_path: Path) -> None:
+    """A cassette that cannot be written mid-run warns; the paid response still reaches the run, kept in entries."""
+    path = tmp_path / "c.json"
+    recorder = RecordingClient(ScriptedClient([tool_call("lookup", {"query": "Paris"}), output_call(PARIS)]), path)
+    path.mkdir()  # the path turns into a folder after the client was made
+    with pytest.warns(RuntimeWarning, match="RecordingClient could not write the cassette") as warned:
+        result = await execute_agent(geo_agent(), PROMPT, client=recorder)
+    assert result.ok, result
+    assert result.output == PARIS
+    assert len(warned) == 2
+    assert [sorted(entry) for entry in recorder.entries] == [["request", "response"], ["request", "response"]]
+    path.rmdir()
+    recorder.save()
+    assert len(json.loads(path.read_text())["calls"]) == 2
+
+
 def test_redact_rules() -> None:
     """Credential keys (any case), Anthropic keys, bearer tokens and given secrets are replaced."""
     value = {

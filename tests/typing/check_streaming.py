@@ -14,6 +14,7 @@ from typedagent import (
     ExecuteResult,
     Finished,
     OutputTool,
+    Partial,
     PartialOutput,
     ReflectionPreview,
     TextDelta,
@@ -40,8 +41,11 @@ def describe(event: AgentStreamEvent[Triage]) -> str:
     match event:
         case PartialOutput(partial=partial):
             assert_type(event, PartialOutput[Triage])
-            assert_type(partial, Triage | None)
-            return "" if partial is None else partial.summary
+            assert_type(partial, Partial[Triage] | None)
+            if partial is None:
+                return ""
+            assert_type(partial.get(lambda t: t.severity), int | None)
+            return partial.get(lambda t: t.summary) or ""
         case TextDelta(text=text):
             assert_type(text, str)
             return text
@@ -90,8 +94,32 @@ def consume_sync() -> None:
     with stream_agent_sync(agent, "Ticket: VPN drops") as run:
         for event in run:
             if isinstance(event, PartialOutput) and event.partial is not None:
-                assert_type(event.partial.severity, int)
+                assert_type(event.partial.get(lambda t: t.severity), int | None)
         assert_type(run.result, ExecuteResult[Triage])
+
+
+class Report(BaseModel):
+    title: str
+    findings: list[Triage]
+
+    def headline(self) -> str:
+        return self.title.upper()
+
+
+def partial_reads(partial: Partial[Report]) -> None:
+    """A partial is not an instance of the output class: its fields are read through get(), each maybe None."""
+    assert_type(partial.get(lambda r: r.title), str | None)
+    assert_type(partial.get(lambda r: r.findings[0].severity), int | None)
+    assert_type(partial.get(lambda r: r.headline()), str | None)  # a method is typed, and None at run time
+    assert_type(partial.value, Any)
+    print(partial.title)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    partial.headline()  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+    partial.get(lambda r: r.no_such_field)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownLambdaType, reportUnknownMemberType]
+    takes_report(partial)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def takes_report(report: Report) -> str:
+    return report.headline()
 
 
 stream_agent(agent, "x", deps=3)  # type: ignore[misc]  # pyright: ignore[reportCallIssue, reportArgumentType]

@@ -19,6 +19,7 @@ __all__ = [
     "STATUS_TYPES",
     "ApiFailure",
     "RefusedWhenCalled",
+    "StreamProtocolError",
     "describe_api_error",
     "malformed_response",
     "not_sent",
@@ -35,6 +36,19 @@ class RefusedWhenCalled(Exception):
     def __init__(self, error: Exception) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class StreamProtocolError(Exception):
+    """A response stream that broke the Messages API's event protocol: the request was sent and answered.
+
+    An event before ``message_start``, a delta for a block that never started, a delta that is not one, tool
+    input that is not JSON, or tool input that never completes although the stream ended normally. ``usage``
+    holds the tokens the response reported before it broke, if any: they were spent.
+    """
+
+    def __init__(self, problem: str, usage: TokenUsage | None = None) -> None:
+        super().__init__(f"the response stream broke the Messages API's stream protocol: {problem}")
+        self.usage = usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +98,10 @@ def describe_api_error(exc: Exception, *, sdk_client: bool) -> ApiFailure:
     elif sdk is not None and isinstance(exc, TypeError | sdk.CredentialsError) and "authentication" in safe_str(exc):
         # The SDK raises this before sending anything when no API key or other credentials are set.
         error_type, sent = "missing_credentials", False
+    elif isinstance(exc, StreamProtocolError):
+        return ApiFailure(
+            exc, None, "stream_protocol_error", None, _advice(None, "stream_protocol_error"), usage=exc.usage
+        )
     elif _unreadable_body(exc):
         error_type = "malformed_response"
     elif sdk_client and not (sdk is not None and isinstance(exc, sdk.APIError)):
@@ -165,6 +183,9 @@ _ADVICE: Final = {
     "pass execute_agent(client=...) with a configured client.",
     "request_not_sent": "This is not an API failure: fix the request (define_agent's max_tokens and "
     "model_settings) or the client's configuration.",
+    "stream_protocol_error": "The request was sent and answered, but its response stream cannot be trusted, and the "
+    "client does not retry a started stream: run again; if it keeps happening, check any proxy or gateway in between "
+    "and upgrade anthropic.",
     "malformed_response": "The response body was not a Messages API response: check the client's base URL and any "
     "proxy or gateway in between.",
     "timeout_error": "Check network access to the API, the client's base URL and timeout; the client already retried.",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._shared.events import EXECUTION_KEY
 from .batch_ledger import BatchLedger
-from .batch_results import MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, Outcome, custom_id, outcome
+from .batch_results import MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, Outcome, custom_id, missing, outcome
 from .client import MessagesClient
 
 if TYPE_CHECKING:
@@ -169,23 +169,33 @@ class BatchingClient:
     async def _follow(self, batch_id: str) -> None:
         """Poll the batch until it ended, then hand its results out (again for requests attached meanwhile)."""
         requests = self.watched[batch_id]
+        most = self.settings.max_submissions
         try:
             await self._until_ended(batch_id)
             while requests:
                 wanted = dict(requests)
-                lines = [line async for line in await self.client.messages.batches.results(batch_id)]
+                lines = await self._results(batch_id)
                 found = {line.custom_id: line.result for line in lines if line.custom_id in requests}
                 for name, result in found.items():
                     request = requests.pop(name)
-                    self._route(request, outcome(result, request.submissions, self.settings.max_submissions))
+                    self._route(request, outcome(result, request.submissions, most))
                 for name in wanted.keys() - found.keys():
-                    if name in requests:  # not in the results at all: the API lost it, so it goes again
-                        self._route(requests.pop(name), Outcome("resubmit"))
+                    if name in requests:  # not in the results at all: the API lost it, so it goes again (or fails)
+                        request = requests.pop(name)
+                        self._route(request, missing(request.submissions, most))
         except Exception as exc:
             for request in requests.values():
                 self._settle(request, exc)
         finally:
             del self.watched[batch_id]
+
+    async def _results(self, batch_id: str) -> list[Any]:
+        """Every line of the batch's results; the download is closed however reading ends."""
+        stream = await self.client.messages.batches.results(batch_id)
+        try:
+            return [line async for line in stream]
+        finally:
+            await stream.close()
 
     async def _until_ended(self, batch_id: str) -> None:
         interval = self.settings.poll_s

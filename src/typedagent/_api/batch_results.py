@@ -11,7 +11,16 @@ from .api_errors import ERROR_TYPE_STATUSES
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-__all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_REQUESTS", "BatchRequestNotRun", "Resubmit", "custom_id", "outcome"]
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_REQUESTS",
+    "BatchRequestNotRun",
+    "BatchResultUnreadable",
+    "Resubmit",
+    "custom_id",
+    "missing",
+    "outcome",
+]
 
 MAX_BATCH_REQUESTS: Final = 100_000
 """The most requests the API takes in one Message Batch."""
@@ -24,19 +33,32 @@ RETRYABLE: Final = frozenset({"api_error", "overloaded_error", "rate_limit_error
 Resubmit: TypeAlias = Literal["resubmit"]
 
 
-class BatchRequestNotRun(Exception):
-    """A batch request that expired or was canceled every time it was submitted (``error_type`` says which)."""
+_NOT_RUN: Final = {
+    "expired": "the API did not get to it within 24 hours; run again later, or use the online transport.",
+    "canceled": "its batch was canceled (in the Console or by another program); run again to resume.",
+    "missing": "the API lost it; run again later, or use the online transport.",
+}
 
-    def __init__(self, error_type: Literal["expired", "canceled"], submissions: int) -> None:
+
+class BatchRequestNotRun(Exception):
+    """A batch request that expired, was canceled, or was missing from the results of every batch it was in."""
+
+    def __init__(self, error_type: Literal["expired", "canceled", "missing"], submissions: int) -> None:
+        what = "returned no result for" if error_type == "missing" else error_type
         super().__init__(
-            f"the Message Batches API {error_type} this request in {submissions} batch(es) in a row: "
-            + (
-                "the API did not get to it within 24 hours; run again later, or use the online transport."
-                if error_type == "expired"
-                else "its batch was canceled (in the Console or by another program); run again to resume."
-            )
+            f"the Message Batches API {what} this request in {submissions} batch(es) in a row: {_NOT_RUN[error_type]}"
         )
         self.error_type = error_type
+
+
+class BatchResultUnreadable(Exception):
+    """A batch result line for the request that cannot be read (an ``errored`` line without its error, say)."""
+
+    def __init__(self, problem: Exception) -> None:
+        super().__init__(
+            f"the Message Batches API returned a result for this request that cannot be read "
+            f"({type(problem).__name__}: {problem}); run again to submit it again, or use the online transport."
+        )
 
 
 def custom_id(key: str, call: int, request: bytes) -> str:
@@ -62,8 +84,23 @@ def outcome(result: Any, submissions: int, max_submissions: int) -> Outcome:
 
     A succeeded request gives its message, exactly as ``messages.create`` would. An errored one raises the
     SDK's exception for that API error in the execution, so it fails (or not) as that error would online; a
-    transient error, an expiry or a cancellation is submitted again, up to ``max_submissions`` batches.
+    transient error, an expiry or a cancellation is submitted again, up to ``max_submissions`` batches. A
+    result that cannot be read fails the execution with ``BatchResultUnreadable``.
     """
+    try:
+        return _outcome(result, submissions, max_submissions)
+    except Exception as exc:
+        return Outcome(BatchResultUnreadable(exc))
+
+
+def missing(submissions: int, max_submissions: int) -> Outcome:
+    """What the execution gets when its request's ``submissions``-th batch ended without a result for it."""
+    if submissions < max_submissions:
+        return Outcome("resubmit")
+    return Outcome(BatchRequestNotRun("missing", submissions))
+
+
+def _outcome(result: Any, submissions: int, max_submissions: int) -> Outcome:
     kind = getattr(result, "type", None)
     if kind == "succeeded":
         message: Message = result.message

@@ -6,8 +6,8 @@ SDK's own retries included, because for SDK clients it runs as client middleware
 attempt — and admits each request only when every bucket it knows holds the request's cost (1
 request; the average input tokens per request seen so far; ``max_tokens``, which the API itself
 reserves at admission). A 429 that still happens pauses every request of the client for as long as
-``retry-after`` says, halves the number of requests allowed in flight, and sends the refused request
-again without spending the SDK's ``max_retries``. Clients without these headers (the testing clients,
+``retry-after`` says (``max_wait_s`` at most), halves the number of requests allowed in flight, and sends the
+refused request again without spending the SDK's ``max_retries``. Clients without these headers (the testing clients,
 gateways) get the concurrency cap and the 429 handling alone.
 """
 
@@ -46,6 +46,8 @@ _RESERVE: Final = (1.0, 0.0, 0.0)
 sent but counted by the API when it arrives; after a burst from a full bucket, the API's bucket (full,
 so not refilling) lags ours by that delay's refill — under a request, which one request's reserve
 absorbs. It delays the first call after the bucket runs dry once, and costs no throughput after that."""
+_REFILL_S: Final = 60.0
+"""How long an empty bucket takes to fill again: the longest any call waits for one."""
 _CONGESTED: Final = frozenset({503, 529})
 _EWMA: Final = 0.1
 _FALLBACK_WAIT_S: Final = 1.0
@@ -71,8 +73,10 @@ class RateLimits:
     """Output tokens per minute to stay under when the responses do not say (``max_tokens`` counts at
     admission, as the API counts it)."""
     max_wait_s: float = 600.0
-    """How long one API call keeps waiting out 429s. Past it, the 429 goes to the client's own retries
-    (the SDK's ``max_retries``) and then fails the execution with ``API_ERROR``."""
+    """How long one API call keeps waiting out 429s. A 429 whose ``retry-after`` would take it past this
+    goes at once to the client's own retries (the SDK's ``max_retries``) and then fails the execution with
+    ``API_ERROR``; and however long a ``retry-after`` asks, the client's other calls pause for this long at
+    most."""
 
     def __post_init__(self) -> None:
         for name in ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute"):
@@ -108,7 +112,8 @@ class _Bucket:
         if self.limit is None or self.capacity is None:
             return 0.0
         needed = min(cost + reserve, self.capacity)
-        return 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
+        # The API's buckets refill completely within a minute: no estimate, however far off, waits longer.
+        return 0.0 if self.level >= needed else min(_REFILL_S, (needed - self.level) * 60 / self.limit)
 
     def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: Ticket, now: float) -> None:
         """Align with a response's headers; charges made after that request's admission are not in them."""
@@ -241,13 +246,17 @@ class RateLimiter:
             self._dispatcher = None
 
     def observe(self, ticket: Ticket, headers: Mapping[str, str]) -> None:
-        """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers."""
+        """Learn the buckets' sizes and levels from a response's ``anthropic-ratelimit-*`` headers.
+
+        Headers that cannot be true (a limit below 1, ``remaining`` below 0 or above the limit: a broken
+        proxy, a gateway's own notation) are not believed: that bucket keeps its estimate.
+        """
         now = time.monotonic()
         seen = False
         for dimension, bucket in self.buckets.items():
             limit = _number(headers.get(f"anthropic-ratelimit-{dimension}-limit"))
             remaining = _number(headers.get(f"anthropic-ratelimit-{dimension}-remaining"))
-            if limit is not None and remaining is not None and limit > 0:
+            if limit is not None and remaining is not None and limit >= 1 and 0 <= remaining <= limit:
                 bucket.observe(dimension, limit, remaining, ticket, now)
                 seen = True
         if seen or self.headers is None:
@@ -266,7 +275,10 @@ class RateLimiter:
         self._wake.set()
 
     def refused(self, ticket: Ticket, headers: Mapping[str, str]) -> float:
-        """A call got a 429: give its charges back, pause everyone as the API asks; returns the pause."""
+        """A call got a 429: give its charges back, pause everyone as the API asks (``max_wait_s`` at most).
+
+        Returns the pause the API asked for.
+        """
         self.in_flight -= 1
         self.stats.rate_limited += 1
         now = time.monotonic()
@@ -279,10 +291,15 @@ class RateLimiter:
                 bucket.level = min(bucket.capacity, bucket.level + cost)
         self.observe(ticket, headers)
         pause = retry_after_s(headers)
-        self.paused_until = max(self.paused_until, now + pause)
+        # However long the API asks, no call of the client waits past max_wait_s for it.
+        self.paused_until = max(self.paused_until, now + min(pause, self.config.max_wait_s))
         self._shrink()
         self._wake.set()
         return pause
+
+    def gives_up(self, waited: float, pause: float) -> bool:
+        """Whether a call that waited ``waited`` s for 429s hands the one asking ``pause`` s to the client's retries."""
+        return waited + pause > self.config.max_wait_s
 
     def settle(self, ticket: Ticket, message: Message) -> None:
         """Correct the estimates with the response's real usage (the API gives unused max_tokens back)."""

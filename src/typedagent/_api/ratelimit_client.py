@@ -47,8 +47,11 @@ class _Middleware:
             headers = response.headers
             if response.status_code == 429:
                 pause = limiter.refused(ticket, headers)
-                if waited >= limiter.config.max_wait_s:
-                    return response  # waited long enough: the SDK's own retries take it from here
+                if limiter.gives_up(waited, pause):
+                    # More than it may wait: the SDK's own retries take it from here, and the SDK waits as long
+                    # as retry-after says. It is told to wait what is left of max_wait_s at most.
+                    _bound_retry_after(response.headers, limiter.config.max_wait_s - waited)
+                    return response
                 waited += pause
                 await response.close()
                 first = True
@@ -59,6 +62,14 @@ class _Middleware:
             if tickets is not None:
                 tickets.append(ticket)
             return response
+
+
+def _bound_retry_after(headers: Any, seconds: float) -> None:
+    """Make a 429's ``retry-after`` headers (which ask for longer) ask for ``seconds`` (0: the SDK's own backoff)."""
+    for name in ("retry-after", "retry-after-ms"):
+        if name in headers:
+            del headers[name]
+    headers["retry-after-ms"] = f"{max(0.0, seconds) * 1000:.0f}"
 
 
 class _LimitedMessages:
@@ -119,7 +130,7 @@ class _LimitedClient:
                 headers: Mapping[str, str] = getattr(response, "headers", None) or {}
                 if status == 429:
                     pause = limiter.refused(ticket, headers)
-                    if waited >= limiter.config.max_wait_s:
+                    if limiter.gives_up(waited, pause):
                         raise
                     waited += pause
                     first = True

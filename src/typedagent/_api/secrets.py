@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, cast
 
 __all__ = ["REDACTED", "SENSITIVE_HEADERS", "attribute", "credential_problem", "credentials", "scrub"]
 
@@ -154,16 +154,64 @@ def attribute(owner: object, name: str) -> Any:
 
 
 def _cut(item: BaseException, tokens: list[str]) -> None:
-    def clean(value: object) -> object:
-        if not isinstance(value, str):
-            return value
-        for token in tokens:
-            value = value.replace(token, REDACTED)
-        return value
+    """Cut ``tokens`` out of the exception's message and attributes, and the bodies its request and response hold.
 
-    cleaned = tuple(clean(arg) for arg in item.args)
-    if cleaned != item.args:
+    An error ``body`` that echoes the request's headers (a proxy or gateway does) is copied without them, and a
+    response keeps the text it read: that is cut too.
+    """
+    cleaned = tuple(_cleaned(arg, tokens) for arg in item.args)
+    if any(new is not old for new, old in zip(cleaned, item.args, strict=True)):
         item.args = cleaned
     for name, value in list(getattr(item, "__dict__", {}).items()):
-        if isinstance(value, str) and clean(value) != value:
-            setattr(item, name, clean(value))
+        with contextlib.suppress(Exception):  # an attribute that refuses the change keeps its value; the rest go on
+            new = _cleaned(value, tokens)
+            if new is not value:
+                setattr(item, name, new)
+    for holder in _http_messages_of(item):
+        state = getattr(holder, "__dict__", {})
+        for name in ("_content", "_text"):
+            with contextlib.suppress(Exception):
+                if name in state and (new := _cleaned(state[name], tokens)) is not state[name]:
+                    state[name] = new
+
+
+def _http_messages_of(item: BaseException) -> Iterator[object]:
+    for name in ("request", "response"):
+        holder = attribute(item, name)
+        for owner in (holder, attribute(holder, "request")):
+            if owner is not None:
+                yield owner
+
+
+_MAX_DEPTH: Final = 20
+
+
+def _cleaned(value: object, tokens: list[str], depth: int = 0) -> Any:
+    """``value`` with ``tokens`` cut out of its text: the same object when there is none (a container is copied)."""
+    if isinstance(value, str):
+        new = value
+        for token in tokens:
+            new = new.replace(token, REDACTED)
+        return value if new == value else new
+    if isinstance(value, bytes):
+        raw = value
+        for token in tokens:
+            raw = raw.replace(token.encode(), REDACTED.encode())
+        return value if raw == value else raw
+    if depth >= _MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        mapping = cast("dict[object, object]", value)
+        items = {key: _cleaned(item, tokens, depth + 1) for key, item in mapping.items()}
+        return mapping if all(items[key] is mapping[key] for key in mapping) else items
+    if isinstance(value, list | tuple):
+        sequence = cast("list[object] | tuple[object, ...]", value)
+        members = [_cleaned(item, tokens, depth + 1) for item in sequence]
+        same = all(new is old for new, old in zip(members, sequence, strict=True))
+        return sequence if same else (members if isinstance(sequence, list) else tuple(members))
+    if hasattr(type(value), "__pydantic_fields__"):  # the SDK's error details: cleaned in place
+        for name, item in list(getattr(value, "__dict__", {}).items()):
+            new = _cleaned(item, tokens, depth + 1)
+            if new is not item:
+                object.__setattr__(value, name, new)
+    return value

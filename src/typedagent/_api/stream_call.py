@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import sys
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
-from .api_errors import MID_STREAM
+from .._shared.results import TokenUsage
+from .api_errors import MID_STREAM, StreamProtocolError
+from .response import readable_usage
 
 if TYPE_CHECKING:
     from anthropic.types import Message, RawMessageStreamEvent
@@ -90,7 +93,10 @@ async def read_stream(call: Awaitable[object], observer: StreamObserver | None, 
     stopped = False
     try:
         async for event in stream:
-            snapshot = accumulate(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+            try:
+                snapshot = accumulate(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+            except Exception as exc:  # the SDK's accumulator found events that cannot be put together
+                raise StreamProtocolError(f"{type(exc).__name__}: {exc}", _usage(snapshot)) from exc
             stopped = event.type == "message_stop"
             if observer is not None:
                 observer.stream_event(event, snapshot)
@@ -108,7 +114,39 @@ async def read_stream(call: Awaitable[object], observer: StreamObserver | None, 
             await close()
     if snapshot is None or not stopped:
         raise _wire_error(None, stream)
+    _check_tool_inputs(snapshot, json_bufs)
     return _plain_message(snapshot, beta=beta)
+
+
+_CUT_OFF: Final = frozenset({"max_tokens", "model_context_window_exceeded", "refusal"})
+"""Stop reasons that may end a response in the middle of a block: a tool input cut there is expected (and not run)."""
+
+
+def _check_tool_inputs(snapshot: Any, json_bufs: Mapping[int, bytes]) -> None:
+    """Refuse a stream that ended normally with a tool input that is not complete JSON.
+
+    The SDK's accumulator reads tool input as partial JSON, so an input whose JSON never completes would
+    otherwise arrive cut short (a list missing its last items) as if it were the model's whole input.
+    """
+    if snapshot.stop_reason in _CUT_OFF:
+        return
+    for index, buffer in json_bufs.items():
+        if not buffer.strip():
+            continue
+        try:
+            json.loads(buffer)
+        except ValueError:
+            block = snapshot.content[index]
+            ending = buffer[-40:].decode(errors="replace")
+            raise StreamProtocolError(
+                f"the input of tool call {getattr(block, 'name', '?')!r} ({getattr(block, 'id', '?')}) never "
+                f"completed although the stream ended normally (its JSON ends with {ending!r})",
+                _usage(snapshot),
+            ) from None
+
+
+def _usage(snapshot: object) -> TokenUsage | None:
+    return None if snapshot is None else readable_usage(snapshot)
 
 
 def accumulator(stream: object, *, beta: bool) -> Any:

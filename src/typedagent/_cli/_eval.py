@@ -153,5 +153,8 @@ def _client(args: argparse.Namespace) -> Any:
     if args.record is not None:
         from ..testing import RecordingClient
 
-        return RecordingClient(default_client(), args.record)
+        try:
+            return RecordingClient(default_client(), args.record)
+        except ValueError as exc:  # checked before any call: a paid response is never lost to an unwritable path
+            raise UsageError(f"--record: {exc}") from None
     return None

@@ -263,5 +263,9 @@ def _client(args: argparse.Namespace) -> tuple[Any, str]:
     if args.record is not None:
         from ..testing import RecordingClient
 
-        return RecordingClient(default_client(), args.record), f"live, recording to {args.record}"
+        try:
+            recorder = RecordingClient(default_client(), args.record)
+        except ValueError as exc:  # checked before any call: a paid response is never lost to an unwritable path
+            raise UsageError(f"--record: {exc}") from None
+        return recorder, f"live, recording to {args.record}"
     return default_client(), "live"

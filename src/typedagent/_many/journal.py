@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -204,13 +205,17 @@ class Journal:
         """Open (or create) the journal at ``path``, index its lines, and cut off a torn last line.
 
         Raises:
-            JournalError: another run holds the journal, a line other than the last is not JSON, a line
+            JournalError: ``path`` is not a regular file (a FIFO, a device, a terminal: nothing could be read
+                back to resume), another run holds the journal, a line other than the last is not JSON, a line
                 belongs to another agent or to a newer format.
             OSError: the file cannot be opened for reading and appending.
         """
         path = Path(path)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        # Not blocking: opening a FIFO or a device must not wait for the other end before it can be refused.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644)
         try:
+            _refuse_unless_regular(path, fd)
+            os.set_blocking(fd, True)
             _lock(fd, path)
             journal = cls(path, agent, fd, 0)
             journal._load()
@@ -344,3 +349,22 @@ class Journal:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+_NOT_REGULAR: Final = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a terminal or device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_unless_regular(path: Path, fd: int) -> None:
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+    raise JournalError(
+        f"{path} is not a regular file ({what}): the results must go to a file that can be read back to resume "
+        "from; pass a file path"
+    )

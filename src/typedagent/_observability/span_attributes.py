@@ -67,7 +67,7 @@ def usage_attributes(prefix: str, usage: TokenUsage) -> dict[str, int]:
         + usage.cache_creation_input_tokens,
         f"{prefix}.output_tokens": usage.output_tokens,
         f"{prefix}.cache_read.input_tokens": usage.cache_read_input_tokens,
-        f"{prefix}.cache_write.input_tokens": usage.cache_creation_input_tokens,
+        f"{prefix}.cache_creation.input_tokens": usage.cache_creation_input_tokens,
     }
 
 

@@ -24,6 +24,7 @@ from .._shared.limits import Interrupted
 from .._shared.results import ExecuteFailure, TokenUsage
 from . import span_attributes as attrs
 from .logs import log_execution, log_iteration, log_tool_call, logger
+from .redacting import RedactingTracerProvider, wrapped_provider
 from .settings import Settings, current, tracer_for
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
 
     A plain SDK client is swapped for a copy (sharing its connection pool) whose spans carry the execution's
     conversation id, go to ``instrument()``'s provider (unless the client was given one) and record content
-    when asked.
+    when asked. A copy that records content sends its spans through a ``RedactingTracerProvider``, which cuts
+    the client's credentials out of them.
     """
     client: Any = execution.client
     if not hasattr(client, "open_telemetry") and hasattr(client, "limiter"):
@@ -82,19 +84,28 @@ def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -
     traces: Mapping[str, Any] = options.get("traces", {})
     if not traces.get("enabled"):
         return False
+    provider: Any = wrapped_provider(options.get("tracer_provider"))
+    if not (client is execution.client and hasattr(client, "with_options")):
+        return _same_provider(provider, settings)
+    if provider is None:
+        provider = settings.tracer_provider  # a provider the client was given stays its own
     wanted: dict[str, Any] = {**options, "conversation_id": conversation_id}
-    if settings.tracer_provider is not None and "tracer_provider" not in options:
-        wanted["tracer_provider"] = settings.tracer_provider  # a provider the client was given stays its own
     if settings.include_content:
         wanted["traces"] = {**traces, "content_mode": "content"}
-    if client is execution.client and hasattr(client, "with_options"):
-        try:
-            execution.client = client.with_options(open_telemetry=wanted)
-        except Exception:  # a client that looks like the SDK's but copies differently: trace it as it is
-            logger.debug("could not copy the client to link its spans to the execution", exc_info=True)
-            return _same_provider(options.get("tracer_provider"), settings)
-        return _same_provider(wanted.get("tracer_provider"), settings)
-    return _same_provider(options.get("tracer_provider"), settings)
+    if wanted["traces"].get("content_mode") == "content":
+        from opentelemetry import trace
+
+        wanted["tracer_provider"] = RedactingTracerProvider(
+            provider or trace.get_tracer_provider(), credentials(client)
+        )
+    elif provider is not None:
+        wanted["tracer_provider"] = provider
+    try:
+        execution.client = client.with_options(open_telemetry=wanted)
+    except Exception:  # a client that looks like the SDK's but copies differently: trace it as it is
+        logger.debug("could not copy the client to link its spans to the execution", exc_info=True)
+        return _same_provider(wrapped_provider(options.get("tracer_provider")), settings)
+    return _same_provider(provider, settings)
 
 
 def _same_provider(clients: object, settings: Settings) -> bool:
@@ -189,7 +200,9 @@ async def _observe_model_call(
         attempt = execution.attempt
         outcome = _outcome(response)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        log_iteration(execution.agent.name, attempt.number, attempt.iteration, outcome, elapsed_ms, span)
+        # The SDK's own span of the call is not ours to read: the line carries the execution's (same trace).
+        where = span if span is not None or traced is None else traced.span
+        log_iteration(execution.agent.name, attempt.number, attempt.iteration, outcome, elapsed_ms, where)
     return response
 
 

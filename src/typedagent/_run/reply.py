@@ -45,7 +45,12 @@ class Reply:
         """The ``on_tool_result`` event for this result."""
         block = self.block
         return ToolResult(
-            id=block.id, name=block.name, content=self.content, is_error=self.is_error, duration_ms=self.duration_ms
+            id=block.id,
+            name=block.name,
+            content=self.content,
+            is_error=self.is_error,
+            duration_ms=self.duration_ms,
+            kind=self.kind,
         )
 
     def param(self) -> dict[str, Any]:

@@ -43,22 +43,27 @@ async def report_server_calls(execution: Execution, response: Any) -> None:
         elif is_server_result(block):
             use_id = str(block.get("tool_use_id"))
             text, is_error = result_text(block)
-            name = calls.get(use_id) or str(block["type"]).removesuffix("_tool_result")
+            name, kind = calls.get(use_id) or (str(block["type"]).removesuffix("_tool_result"), _result_kind(block))
             await execution.hooks.tool_result(
-                ToolResult(id=use_id, name=name, content=text, is_error=is_error, duration_ms=0.0)
+                ToolResult(id=use_id, name=name, content=text, is_error=is_error, duration_ms=0.0, kind=kind)
             )
 
 
-def _calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """The server and MCP calls of the last assistant turn, by id: their names."""
+def _calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ToolKind]]:
+    """The server and MCP calls of the last assistant turn, by id: their names and kinds."""
     last = messages[-1] if messages else None
     if last is None or last.get("role") != "assistant" or isinstance(last.get("content"), str):
         return {}
     return {
-        str(block.get("id")): str(block.get("name"))
+        str(block.get("id")): (str(block.get("name")), CALL_KINDS[block["type"]])
         for block in cast("Sequence[Mapping[str, Any]]", last["content"])
         if block.get("type") in CALL_KINDS
     }
+
+
+def _result_kind(block: Mapping[str, Any]) -> ToolKind:
+    """The kind of the call a result answers when the call is not in the turn: an MCP result's, or a server tool's."""
+    return "mcp" if block.get("type") == "mcp_tool_result" else "server"
 
 
 def result_text(block: Mapping[str, Any]) -> tuple[str, bool]:

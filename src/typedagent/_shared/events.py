@@ -108,6 +108,8 @@ class ToolResult:
     """Whether the result is flagged ``is_error``."""
     duration_ms: float
     """Time spent handling the call (0 for results that needed no handler, and for server and MCP tools)."""
+    kind: ToolKind
+    """The kind of the call it answers, as ``ToolCall.kind`` said: helper, output, submit, unknown, server or mcp."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

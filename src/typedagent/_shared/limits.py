@@ -8,13 +8,14 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from .errors import AgentDefinitionError
 from .numbers import is_finite_number
 
-__all__ = ["AbortEvent", "ExecutionLimits", "Guard", "Interrupted", "Overran", "within"]
+__all__ = ["POLL_ASYNCIO_EVENTS", "AbortEvent", "ExecutionLimits", "Guard", "Interrupted", "Overran", "within"]
 
 T = TypeVar("T")
 
@@ -23,6 +24,10 @@ AbortEvent: TypeAlias = threading.Event | asyncio.Event
 
 POLL_S = 0.02
 """How often an event that cannot be awaited is polled while work is in flight (well inside the 100 ms promise)."""
+
+POLL_ASYNCIO_EVENTS: ContextVar[bool] = ContextVar("typedagent_poll_asyncio_events", default=False)
+"""True for work the blocking wrappers run on their own loop: the caller's thread waits, so an ``asyncio.Event``
+abort event is set from another thread, which does not wake the loop. Such an event is polled there."""
 
 GRACE_S = 0.05
 """How long interrupted async work may take to unwind before it is abandoned (well inside the 100 ms promise)."""
@@ -115,7 +120,7 @@ class Guard:
 
     async def _wait_abort(self) -> None:
         event = self.abort_event
-        if isinstance(event, asyncio.Event):
+        if isinstance(event, asyncio.Event) and not POLL_ASYNCIO_EVENTS.get():
             try:
                 await event.wait()
                 return

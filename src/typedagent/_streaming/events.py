@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
 
 from typing_extensions import TypeVar
 
@@ -15,6 +16,7 @@ __all__ = [
     "AgentStreamEvent",
     "AttemptStarted",
     "Finished",
+    "Partial",
     "PartialOutput",
     "ReflectionPreview",
     "StreamEvent",
@@ -27,6 +29,7 @@ __all__ = [
 ]
 
 OutputT = TypeVar("OutputT", default=Any)
+ValueT = TypeVar("ValueT")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -113,20 +116,55 @@ class ToolCallFinished(StreamEvent):
 
 @subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Partial(Generic[OutputT]):
+    """What has arrived so far of an output of type ``OutputT``, while the model writes it: read it with ``get``.
+
+    It is not an ``OutputT``: fields arrive one after the other, so any of them may be missing yet, and your
+    class's methods and properties are not there. ``get`` reads a field typed as your class types it, or None
+    while it has not arrived: ``partial.get(lambda t: t.summary)`` is ``str | None``.
+    """
+
+    value: Any
+    """What arrived: an object with your output type's fields, every one optional (None until it arrives, a
+    string field holding the text written so far, nested models partial too); a dict of the keys present for a
+    ``TypedDict`` output; the value itself for an output that is not an object (once it validates)."""
+
+    def get(self, field: Callable[[OutputT], ValueT], /) -> ValueT | None:
+        """``field`` read from what has arrived; None while something it reads has not arrived (or is not valid).
+
+        ``field`` is called with ``value``; a lookup that fails on what is missing (an attribute of None, an
+        index or a key not there yet, a method of your class, arithmetic on None) gives None. Nested models in
+        what it returns are partial too: read their fields in the same function (``lambda t: t.steps[0].title``).
+        """
+        try:
+            return field(self.value)
+        except (AttributeError, LookupError, TypeError):
+            return None
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # Code written when ``partial`` was typed as the output class reads fields as attributes: that still
+            # works at run time (untyped). Private and special names are never forwarded (copy, pickle).
+            if name.startswith("_") or name == "value":
+                raise AttributeError(name)
+            return getattr(self.value, name)
+
+
+@subscriptable
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PartialOutput(StreamEvent, Generic[OutputT]):
     """The output tool's input so far, while the model writes it: fields arrive one after the other.
 
-    ``partial`` holds every field that has arrived and has the right type, as an object with your output type's
-    fields, every one of them optional: a field not written yet, or not valid yet, is None (whatever its type
-    says), a string field shows the text written so far. It is not an instance of your class (read its
-    attributes; call no methods), and field constraints and validators are not applied to it: only the final
-    output is validated.
+    ``partial`` holds every field that has arrived and has the right type (read them with ``partial.get``); field
+    constraints and validators are not applied to it: only the final output is validated.
     """
 
     id: str
     """The output call's ``tool_use`` id."""
-    partial: OutputT | None
-    """The output so far (None when nothing of it can be read yet, or the output type is not an object)."""
+    partial: Partial[OutputT] | None
+    """The output so far (None when nothing of it can be read yet, or an output that is not an object does not
+    validate yet)."""
     raw: dict[str, Any]
     """The input parsed so far, unvalidated; the last string may be cut short."""
     kind: Literal["partial_output"] = field(default="partial_output", init=False)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Union, cast, get_args
 import pydantic
 from typing_extensions import TypeVar, is_typeddict
 
+from .events import Partial
+
 if TYPE_CHECKING:
     from .._agent.output import OutputTool
 
@@ -33,7 +35,7 @@ class PartialReader(Generic[OutputT]):
         self._dump = is_typeddict(schema)
         """A ``TypedDict`` output's partial is a dict of the keys present, as its outputs are dicts."""
 
-    def read(self, source: str) -> tuple[dict[str, Any], OutputT | None]:
+    def read(self, source: str) -> tuple[dict[str, Any], Partial[OutputT] | None]:
         """The input parsed so far (strings cut where the stream is) and the partial output it stands for."""
         from jiter import from_json
 
@@ -45,11 +47,12 @@ class PartialReader(Generic[OutputT]):
             return {}, None
         data = cast("dict[str, Any]", raw)
         if self._model is None:
-            return data, self._whole(data)
+            whole = self._whole(data)
+            return data, None if whole is None else Partial(value=whole)
         partial = _validate_present(self._model, data)
         if self._dump:
-            return data, cast("OutputT", partial.model_dump(exclude_unset=True))
-        return data, cast("OutputT | None", partial)
+            return data, Partial(value=partial.model_dump(exclude_unset=True))
+        return data, Partial(value=partial)
 
     def _whole(self, data: dict[str, Any]) -> OutputT | None:
         """An output that is not an object (``{"value": ...}``): shown once it validates as it stands."""

@@ -31,7 +31,7 @@ DepsT = TypeVar("DepsT")
 
 
 class SyncAgentStream(Generic[OutputT]):
-    """One streamed execution run on an event loop of its own, in a worker thread: iterate it for the events.
+    """One streamed execution, run on the blocking wrappers' event loop from a worker thread: iterate it for the events.
 
     ``with stream_agent_sync(...) as run:``, ``for event in run:``, then ``run.result``. Leaving the ``with``
     block before the ``Finished`` event cancels the execution.

@@ -23,7 +23,7 @@ from .._shared.errors import AgentErrorCode
 from .._shared.limits import ExecutionLimits
 from .._shared.results import ExecuteResult
 from ._case import Case, Dataset
-from ._evaluators import Outcome
+from ._evaluators import ExpectedOutput, Outcome
 from ._report import CaseResult, EvalReport, EvalRun
 from ._score import EvalContext, Evaluator, Score
 
@@ -40,7 +40,13 @@ def _jsonable(value: object) -> Any:
 
 
 def _evaluators(dataset: Dataset[OutputT, DepsT], case: Case[OutputT, DepsT]) -> list[Evaluator[OutputT]]:
-    chosen = [*dataset.evaluators, *case.evaluators]
+    """The dataset's evaluators that apply to the case, then the case's own (``Outcome()`` when there are none).
+
+    A dataset-level ``ExpectedOutput`` applies to the cases that have an ``expected``: a case without one is
+    scored by its other evaluators. Asked for by the case itself, it fails the case for the missing ``expected``.
+    """
+    shared = [e for e in dataset.evaluators if case.expected is not None or not isinstance(e, ExpectedOutput)]
+    chosen = [*shared, *case.evaluators]
     return chosen or [Outcome()]
 
 

@@ -20,7 +20,7 @@
   hypothesis strategy of the agent's valid outputs.
 """
 
-from ._cassette import CassetteError, RecordingClient, ReplayClient, redact
+from ._cassette import CassetteError, RecordingClient, ReplayClient
 from ._conversation import (
     Conversation,
     ConversationError,
@@ -55,6 +55,7 @@ from ._items import (
 )
 from ._process import FakeAnthropicServerProcess
 from ._ratelimit import ServerRateLimits
+from ._redact import redact
 from ._schema_client import SchemaClient, use_client
 from ._script_json import script_from_json, script_to_json
 from ._scripted import FunctionClient, FunctionReturn, MessagesRequest, ScriptedClient

@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import tempfile
+import warnings
 from collections.abc import Awaitable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from ._conversation import to_plain
 from ._items import ApiErrorSpec
+from ._redact import client_secrets, redact, secrets_in
 from ._scripted import _InProcessClient
 from ._stream_script import RecordedStream
 
@@ -21,28 +21,9 @@ if TYPE_CHECKING:
 
     from .._api.client import MessagesClient
 
-__all__ = ["CassetteError", "RecordingClient", "ReplayClient", "redact"]
+__all__ = ["CassetteError", "RecordingClient", "ReplayClient"]
 
 CASSETTE_VERSION: Final = 1
-REDACTED: Final = "[REDACTED]"
-_SECRET_KEYS: Final = frozenset(
-    {
-        "api_key",
-        "api-key",
-        "x-api-key",
-        "anthropic_api_key",
-        "auth_token",
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "x-goog-api-key",
-        "aws_secret_access_key",
-        "aws_session_token",
-        "x-amz-security-token",
-    }
-)
-_SECRET_PATTERN: Final = re.compile(r"sk-ant-[A-Za-z0-9_\-]+|Bearer\s+[A-Za-z0-9._~+/=\-]+")
 _MAX_DIFFERENCES: Final = 10
 
 
@@ -53,43 +34,6 @@ class CassetteError(AssertionError):
     """
 
     __module__ = "typedagent.testing"  # shown in tracebacks: the name users import
-
-
-def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """``value`` as JSON data with secrets replaced by ``"[REDACTED]"``.
-
-    Redacted: the value of any key named like a credential (``api_key``, ``x-api-key``,
-    ``authorization``, cookies, cloud credentials; any letter case), anything that looks like an
-    Anthropic key (``sk-ant-…``) or a bearer token, and every string in ``secrets``, wherever they
-    appear. Pydantic models are dumped to JSON first.
-    """
-    known = sorted((s for s in secrets if s), key=len, reverse=True)
-    return _redact(to_plain(value), known)
-
-
-def _redact(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, dict):
-        mapping = cast("dict[str, Any]", value)
-        return {
-            key: REDACTED if key.lower() in _SECRET_KEYS else _redact(item, secrets) for key, item in mapping.items()
-        }
-    if isinstance(value, list):
-        return [_redact(item, secrets) for item in cast("list[object]", value)]
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return _SECRET_PATTERN.sub(REDACTED, value)
-    return value
-
-
-def _client_secrets(client: object) -> list[str]:
-    """Credentials the wrapped client holds, so they are redacted even where no pattern catches them."""
-    found: list[str] = []
-    for name in ("api_key", "auth_token"):
-        value = getattr(client, name, None)
-        if isinstance(value, str) and len(value) >= 8:
-            found.append(value)
-    return found
 
 
 def _error_entry(exc: Exception) -> dict[str, Any] | None:
@@ -139,22 +83,30 @@ class RecordingClient:
     Example:
         ``client = RecordingClient(AsyncAnthropic(), "tests/cassettes/triage.json")``
 
+    A cassette that cannot be written is refused when the client is made, before any (paid) call. If
+    writing fails later (the disk filled up, the folder went away), the response still reaches the run: a
+    ``RuntimeWarning`` says so, the call stays in ``entries``, and the next call (or ``save()``) writes
+    the file again.
+
     Args:
         client: The real client (``AsyncAnthropic()`` or anything with an async ``messages.create``).
         path: Where the cassette is written (parent folders are created; an existing file is replaced).
+
+    Raises:
+        ValueError: ``path`` cannot be written (a folder, under a regular file, or in a read-only folder).
     """
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
 
     def __init__(self, client: MessagesClient, path: str | Path) -> None:
         self.client = client
-        self.path = Path(path)
+        self.path = _writable(Path(path))
         self.entries: list[dict[str, Any]] = []
         """The recorded calls, as written to the file."""
         self.messages = _Forwarding(self)
         self.beta = _ForwardingBeta(self)
         """``client.beta.messages.create`` (requests with beta parameters), forwarded to the wrapped client's."""
-        self._secrets = _client_secrets(client)
+        self._secrets = client_secrets(client)
 
     def _create(self, params: dict[str, Any], *, beta: bool) -> Coroutine[Any, Any, Message]:
         # The wrapped client is called now, not when the call is awaited, so that what it raises as it is
@@ -169,6 +121,8 @@ class RecordingClient:
         return self._record(params, call, beta=beta)
 
     async def _record(self, params: dict[str, Any], call: Awaitable[Message], *, beta: bool = False) -> Message:
+        # A credential the request carries (an MCP server's token) is cut from its response too, if echoed.
+        self._secrets += [secret for secret in secrets_in(params) if secret not in self._secrets]
         entry: dict[str, Any] = {"request": redact(params, self._secrets)}
         self.entries.append(entry)
         try:
@@ -191,7 +145,16 @@ class RecordingClient:
             entry["error"] = redact(error, self._secrets)
         else:
             entry["response"] = redact(response, self._secrets)
-        self.save()
+        try:
+            self.save()
+        except OSError as exc:  # the call was paid for: its response goes on to the run, kept in entries
+            warnings.warn(
+                f"RecordingClient could not write the cassette {str(self.path)!r} ({type(exc).__name__}: "
+                f"{exc.strerror or exc}); its {len(self.entries)} call(s) are kept in .entries and written again "
+                "after the next call, or by save()",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def save(self) -> None:
         """Write the cassette (done after every call): to a temporary file, flushed, then renamed over it."""
@@ -229,6 +192,26 @@ def write_atomically(path: Path, text: str) -> None:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def _writable(path: Path) -> Path:
+    """``path``, once it is known a cassette can be written there (its parent folders are created now)."""
+
+    def refuse(why: str) -> ValueError:
+        return ValueError(
+            f"RecordingClient cannot write the cassette {str(path)!r}: {why}. Pass a file path in a "
+            "folder you can write to."
+        )
+
+    if path.is_dir():
+        raise refuse("it is a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise refuse(f"its folder cannot be created ({exc.strerror or exc})") from None
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise refuse("it is not writable" if path.exists() else "its folder is not writable")
+    return path
 
 
 class ReplayClient(_InProcessClient):

@@ -103,8 +103,8 @@ def use_client(client: ClientT) -> Generator[ClientT]:
 
     For testing application code that runs agents deep inside, where passing a client down is not an option.
     An explicit ``client=`` still wins. It holds for the current thread and what runs in its context:
-    ``await``-ed code, tasks it creates, ``asyncio.to_thread``, and ``execute_agent_sync`` (which runs its loop
-    in the calling thread). A ``threading.Thread`` or a thread-pool worker you start yourself does not see it:
+    ``await``-ed code, tasks it creates, ``asyncio.to_thread``, and ``execute_agent_sync`` (which runs its work in a
+    copy of the calling context). A ``threading.Thread`` or a thread-pool worker you start yourself does not see it:
     call ``use_client`` inside that thread, or run the thread's work with ``contextvars.copy_context().run``.
     Blocks nest; the innermost client wins.
 

@@ -71,7 +71,11 @@ class FakeBatches:
     Attributes set before (or while) serving shape how batches behave:
 
     - ``processing_s``: seconds from a batch's creation until it has ended (its requests are answered then);
-    - ``expire_requests``: how many of the next requests processed expire instead of being answered.
+    - ``expire_requests``: how many of the next requests processed expire instead of being answered;
+    - ``drop_requests``: how many of the next requests processed are missing from their batch's results;
+    - ``malformed_results``: how many of the next requests processed get a result line that is not one
+      (``errored`` with no error body);
+    - ``unreadable_results``: serve every batch's results as a body that is not JSON Lines.
 
     ``created`` counts the batches created and ``submitted`` the requests in them, for assertions.
     """
@@ -82,6 +86,12 @@ class FakeBatches:
         """Seconds a batch stays ``in_progress`` after its creation."""
         self.expire_requests = 0
         """The next this many requests processed end ``expired`` instead of being answered."""
+        self.drop_requests = 0
+        """The next this many requests processed are left out of their batch's results (the API lost them)."""
+        self.malformed_results = 0
+        """The next this many requests processed get an ``errored`` result line without its error body."""
+        self.unreadable_results = False
+        """Serve every batch's results as a body that is not JSON Lines."""
         self.created = 0
         """Batches created."""
         self.submitted = 0
@@ -122,6 +132,8 @@ class FakeBatches:
                 return json_reply(400, error_body("invalid_request_error", message))
             reply = json_reply(200, None)
             reply.body = b"".join(json.dumps(line).encode() + b"\n" for line in batch.results)
+            if self.unreadable_results:
+                reply.body = b'{"custom_id": "not json lines\n'
             reply.headers["content-type"] = "application/binary"
             return reply
         message = f"FakeAnthropicServer does not serve {method} {path}."
@@ -173,10 +185,18 @@ class FakeBatches:
         canceled = batch.cancel_initiated_at is not None
         if not canceled and time.monotonic() - batch.created < self.processing_s:
             return
-        results = [
-            {"custom_id": request["custom_id"], "result": await self._result(request["params"], canceled)}
-            for request in batch.requests
-        ]
+        results: list[dict[str, Any]] = []
+        for request in batch.requests:
+            if not canceled and self.drop_requests > 0:
+                self.drop_requests -= 1
+                continue
+            if not canceled and self.malformed_results > 0:
+                self.malformed_results -= 1
+                results.append({"custom_id": request["custom_id"], "result": {"type": "errored"}})
+                continue
+            results.append(
+                {"custom_id": request["custom_id"], "result": await self._result(request["params"], canceled)}
+            )
         batch.results = results
         batch.ended_at = datetime.now(UTC)
         for line in results:
