@@ -213,6 +213,11 @@ UNSENDABLE = {
     "infinity": (output_use(extra={"x": float("inf")}), "holds a number that is not finite"),
     "surrogate-text": ({"type": "text", "text": "a\ud800b"}, "holds text with an unpaired surrogate"),
     "surrogate-key": (output_use(extra={"k\udc00": 1}), "holds text with an unpaired surrogate"),
+    # the same at the first level of the input, and in a block's own field: both are read without the deep walk
+    "surrogate-input-key": (output_use(**{"k\udc00": 1}), "holds text with an unpaired surrogate"),
+    "surrogate-input-value": (output_use(extra="a\udfffb"), "holds text with an unpaired surrogate"),
+    "surrogate-id": ({**output_use(), "id": "toolu_\ud800"}, "holds text with an unpaired surrogate"),
+    "infinity-input-value": (output_use(extra=float("-inf")), "holds a number that is not finite"),
 }
 
 

@@ -16,7 +16,7 @@ from typing_extensions import TypeVar
 
 from .._shared.errors import AgentDefinitionError
 from .._shared.numbers import is_finite_number
-from .._shared.threads import run_in_thread
+from .._shared.threads import call_maybe_async
 from .context import RunContext
 from .signature import build_input_model, method_owner, parse_docstring
 from .tool_definitions import check_definition, strict_param
@@ -367,22 +367,6 @@ def copy_function_identity(wrapper: object, fn: object) -> None:
         value = getattr(fn, attr, None)
         if value is not None:
             wrapper.__dict__[attr] = value
-
-
-async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Await an async function on the loop; run a sync one on a worker thread (never on the loop).
-
-    Whatever the call returns that is itself awaitable (a sync function returning a coroutine, an async
-    one returning another coroutine) is awaited too, so no coroutine is left un-awaited or sent to the
-    model as a value.
-    """
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
-        result = await fn(*args, **kwargs)
-    else:
-        result = await run_in_thread(fn, *args, **kwargs)
-    while inspect.isawaitable(result):
-        result = await result
-    return result
 
 
 def format_validation_errors(exc: pydantic.ValidationError) -> str:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from .._shared.errors import AgentDefinitionError, OutputRejected, safe_str
+from .._shared.threads import call_maybe_async
 from .context import RunContext
-from .tools import call_maybe_async, validation_error_lines
+from .tools import validation_error_lines
 
 if TYPE_CHECKING:
     from .output import OutputTool

@@ -128,9 +128,39 @@ def _check_block(index: int, block: object) -> None:
         raise MalformedResponse(f"{kind} block {index} of the response lacks an id, a name or an input object.")
     if kind == "text" and not isinstance(getattr(block, "text", None), str):
         raise MalformedResponse(f"text block {index} of the response has no text string.")
-    problem = _content_problem(block)
+    problem = None if _plainly_sendable(block) else _content_problem(block)
     if problem is not None:
         raise MalformedResponse(f"content block {index} of the response {problem}.", _UNTRUSTED)
+
+
+def _plainly_sendable(block: pydantic.BaseModel) -> bool:
+    """Whether the block is one of the usual flat shapes with nothing to report, found without the walk.
+
+    A text block (strings, no citations) or a tool call whose input holds only strings, integers, booleans and
+    None: what almost every response is. Anything else (a float, a nested value, text that is not ASCII, an
+    extra field) returns False, and ``_content_problem`` walks the block.
+    """
+    if getattr(block, "__pydantic_extra__", None):
+        return False
+    fields: dict[str, object] = vars(block)
+    for value in fields.values():
+        kind = type(value)
+        if kind is dict:
+            for key, item in cast("dict[object, object]", value).items():
+                if not (type(key) is str and key.isascii()):
+                    return False
+                item_kind = type(item)
+                if item_kind is str:
+                    if not cast("str", item).isascii():
+                        return False
+                elif not (item is None or item_kind is int or item_kind is bool):
+                    return False
+        elif kind is str:
+            if not cast("str", value).isascii():
+                return False
+        elif not (value is None or kind is int or kind is bool):
+            return False
+    return True
 
 
 def _content_problem(block: pydantic.BaseModel) -> str | None:

@@ -8,9 +8,10 @@ from typing import Any, TypeVar
 
 from .._agent.context import RunContext
 from .._agent.output import OutputTool, preview_text
-from .._agent.tools import Helper, InvalidToolInput, call_maybe_async
+from .._agent.tools import Helper, InvalidToolInput
 from .._agent.validation import Verdict, parse_candidate, validate_candidate
 from .._shared.limits import Overran, within
+from .._shared.threads import call_maybe_async
 from . import feedback
 from .failures import describe
 from .observe import observers

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import inspect
 import queue
 import threading
 import weakref
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final, TypeVar
 
-__all__ = ["run_in_thread"]
+__all__ = ["call_maybe_async", "run_in_thread"]
 
 T = TypeVar("T")
 
@@ -130,3 +131,33 @@ def _deliver(
     # A closed loop raises RuntimeError: the execution that wanted this result is over.
     with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(settle)
+
+
+async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Await an async function on the loop; run a sync one on a worker thread (never on the loop).
+
+    Whatever the call returns that is itself awaitable (a sync function returning a coroutine, an async
+    one returning another coroutine) is awaited too, so no coroutine is left un-awaited or sent to the
+    model as a value.
+    """
+    if _is_async(fn):
+        result = await fn(*args, **kwargs)
+    else:
+        result = await run_in_thread(fn, *args, **kwargs)
+    while inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    try:
+        return _async_functions[fn]
+    except (KeyError, TypeError):  # not seen yet, or not hashable
+        found = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+    with contextlib.suppress(TypeError):  # a callable that cannot be weakly referenced is looked at every time
+        _async_functions[fn] = found
+    return found
+
+
+_async_functions: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
+"""Whether each handler seen is async: ``inspect`` answers in microseconds, and handlers run on every call."""
