@@ -41,6 +41,7 @@ from ._shared.errors import (
     TimeoutContext,
     TokenBudgetContext,
     ToolCallLimitContext,
+    ToolsetErrorContext,
     ValidatorErrorContext,
 )
 from ._shared.events import (
@@ -149,6 +150,7 @@ __all__ = [
     "ToolCall",
     "ToolCallFinished",
     "ToolCallLimitContext",
+    "ToolsetErrorContext",
     "ToolCallStarted",
     "ToolInputDelta",
     "ToolKind",

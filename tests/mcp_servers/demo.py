@@ -96,6 +96,7 @@ def mixed() -> CallToolResult:
 @server.tool()
 async def slow(seconds: float) -> str:
     """Sleep, then answer; a cancelled call leaves a marker."""
+    mark("slow-started", str(seconds))
     try:
         await asyncio.sleep(seconds)
     except asyncio.CancelledError:
@@ -123,6 +124,13 @@ def crash() -> str:
     sys.stderr.write("demo: crashing on purpose\n")
     sys.stderr.flush()
     os._exit(3)
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP request header (empty over stdio)."""
+    headers = ctx.headers or {}
+    return headers.get(name.lower(), "")
 
 
 @server.tool()

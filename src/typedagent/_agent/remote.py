@@ -99,6 +99,10 @@ class ToolsetConnection(Protocol):
         """The tools as they are now."""
         ...
 
+    async def settled(self) -> None:
+        """Wait (briefly) for a tool listing under way, after the server said its tools changed, to finish."""
+        ...
+
 
 class Toolset(ABC):
     """Tools that live elsewhere (an MCP server's), known only once connected; given in ``define_agent(helpers=)``."""

@@ -101,7 +101,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         if stop is not None:
             return stop
         try:
-            execution.toolbox.update(params)
+            await execution.toolbox.update(params)
         except ToolsetProblem as problem:
             return Failed(_toolset_failure(execution, problem))
         execution.start_iteration()

@@ -50,14 +50,19 @@ class Toolbox:
         tool = self._remote.get(name) if self._remote else None
         return None if tool is None else tool.server
 
-    def update(self, params: dict[str, Any]) -> None:
+    async def update(self, params: dict[str, Any]) -> None:
         """Before a model call: make ``params["tools"]`` list the toolsets' tools as they are now.
+
+        A listing under way (the server just said its tools changed) is waited for, so the next request offers
+        the tools as they are after the call that changed them.
 
         Raises:
             ToolsetProblem: a connection was lost, or a toolset's tool is named like another tool.
         """
         if not self._connections:
             return
+        for connection in self._connections:
+            await connection.settled()
         for connection in self._connections:
             failure = connection.failure
             if failure is not None:

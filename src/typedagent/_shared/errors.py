@@ -110,8 +110,7 @@ class AgentErrorCode(StrEnum):
     COST_LIMIT_EXCEEDED = "COST_LIMIT_EXCEEDED"
     """The estimated cost reached ``ExecutionLimits.max_cost_usd`` before an API call."""
     TOOLSET_ERROR = "TOOLSET_ERROR"
-    """A toolset (an MCP server) could not be connected, its connection was lost, or its tools clash with the
-    agent's."""
+    """A toolset (MCP server) could not be connected, lost its connection, or has a tool named like another."""
 
 
 Phase: TypeAlias = Literal["attempt", "iteration", "tool"]
@@ -280,8 +279,7 @@ class ToolsetErrorContext:
     """Context of ``TOOLSET_ERROR``."""
 
     toolset: str
-    """The toolset's name: its ``name=``, else the one its server gives itself (its command or URL when it could
-    not say)."""
+    """The toolset's name: its ``name=``, else its server's own (its command or URL before it could say)."""
     attempt: int
     """Attempt that was running (0 when connecting, before the first)."""
     iteration: int

@@ -8,6 +8,7 @@ executions using the connection, in whatever tasks, only call through the sessio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 from collections.abc import Mapping
@@ -30,6 +31,8 @@ logger = logging.getLogger("typedagent")
 CLOSE_S: Final = 10.0
 """How long closing waits for the owner to leave its contexts before cancelling it (the stdio transport's own
 shutdown takes at most about 6 s: close stdin, wait 2 s, SIGTERM the process group, 2 s, SIGKILL)."""
+SETTLE_S: Final = 5.0
+"""How long an execution waits, before its next model call, for the tool listing a change notice started."""
 MAX_PAGES: Final = 100
 """Pages of ``tools/list`` read at most (a server that keeps handing out cursors must not hang the connection)."""
 
@@ -51,6 +54,9 @@ class Connection:
         self._connect_timeout_s = connect_timeout_s
         self._timed_out = False
         self._relists = 0
+        self._listing = 0
+        self._listed = asyncio.Event()
+        self._listed.set()
         loop = asyncio.get_running_loop()
         self._ready: asyncio.Future[None] = loop.create_future()
         self._ready.add_done_callback(_retrieve)
@@ -63,6 +69,12 @@ class Connection:
     def tools(self) -> list[MCPTool]:
         """The server's tools as the agent has them now."""
         return self._tools
+
+    async def settled(self) -> None:
+        """Wait, at most ``SETTLE_S``, for the listings under way (after change notices) to finish."""
+        if self._listing:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._listed.wait(), SETTLE_S)
 
     @property
     def closing(self) -> bool:
@@ -187,11 +199,17 @@ class Connection:
             return
         self._relists += 1
         turn = self._relists
+        self._listing += 1
+        self._listed.clear()
         try:
             listed = await _list(session)
         except Exception as exc:
             logger.debug("MCP server %r: listing its changed tools failed: %s", self.server, safe_str(exc))
             return
+        finally:
+            self._listing -= 1
+            if not self._listing:
+                self._listed.set()
         if turn == self._relists:  # a newer notification's listing wins
             self._adopt(listed)
 

@@ -263,6 +263,10 @@ class _View:
         """The tools as they are now."""
         return self._connection.tools()
 
+    async def settled(self) -> None:
+        """Wait (briefly) for a listing under way to finish."""
+        await self._connection.settled()
+
 
 def _names(label: str, value: object) -> frozenset[str]:
     if isinstance(value, str) or not isinstance(value, Collection):

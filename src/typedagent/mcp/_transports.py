@@ -189,6 +189,8 @@ class Http:
         name = type(cause).__name__
         if "Connect" in name or isinstance(cause, OSError):
             return f"cannot connect ({safe_str(cause) or name}): is the server running at {self.url}?"
+        if getattr(cause, "code", None) == -32000 and name == "MCPError":
+            return f"the connection closed: is the server still running at {self.url}?"
         return _mcp_error(cause) or f"{name}: {safe_str(cause)}"
 
     def finish(self) -> None:

@@ -66,6 +66,9 @@ class _Recording:
     def version(self) -> int:
         return self._live.version
 
+    async def settled(self) -> None:
+        await self._live.settled()
+
     @property
     def failure(self) -> str | None:
         failure = self._live.failure
@@ -181,6 +184,9 @@ class _Replayed:
 
     def tools(self) -> list[RemoteTool]:
         return self._tools
+
+    async def settled(self) -> None:
+        return None
 
     def _apply(self, start: int) -> None:
         """Take on the listings and the loss recorded from ``start`` up to the next call."""
