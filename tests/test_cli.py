@@ -597,12 +597,16 @@ def test_cli_check_connect_lists_mcp_tools(tmp_path: Path) -> None:
     offline = cli("check", f"{path}:agent", "--show-tools")
     assert offline.returncode == 0, offline.stderr
     assert offline.stderr.splitlines()[0] == (
-        f"ok    {path}:agent  mcp: 1 helper, 1 toolset (not connected: --connect lists their tools), output 'final_output'"
+        f"ok    {path}:agent  mcp: 1 helper, 1 toolset (not connected: --connect lists their tools), "
+        "output 'final_output'"
     )
     assert [tool["name"] for tool in json.loads(offline.stdout)[0]["tools"]] == ["lookup", "final_output"]
     connected = cli("check", f"{path}:agent", "--show-tools", "--connect")
     assert connected.returncode == 0, connected.stderr
-    assert connected.stderr.splitlines()[0] == f"ok    {path}:agent  mcp: 1 helper, 1 toolset (2 tools), output 'final_output'"
+    assert (
+        connected.stderr.splitlines()[0]
+        == f"ok    {path}:agent  mcp: 1 helper, 1 toolset (2 tools), output 'final_output'"
+    )
     tools = json.loads(connected.stdout)[0]["tools"]
     assert [tool["name"] for tool in tools] == ["lookup", "demo_echo", "demo_weather", "final_output"]
     assert tools[1]["description"] == "Say the text back."

@@ -93,8 +93,10 @@ def test_mcp_tool_names_are_prefixed_made_valid_and_unique() -> None:
     tools = build_tools("s", listed, Options(prefix="fs"), _no_call)
     names = [tool.name for tool in tools]
     assert names[0] == "fs_read_file"
-    assert names[1].startswith("fs_read_file_") and len(names[1]) == 21
-    assert len(names[2]) == 64 and names[2].startswith("fs_xxx")
+    assert names[1].startswith("fs_read_file_")
+    assert len(names[1]) == 21
+    assert len(names[2]) == 64
+    assert names[2].startswith("fs_xxx")
     assert names[3] == "fs_"
     assert tools[3].to_param() == {"name": "fs_", "input_schema": {"type": "object"}, "description": "Untitled"}
     assert [tool.server_name for tool in tools] == ["read.file", "read_file", long, ""]
@@ -191,3 +193,27 @@ def test_mcp_tool_with_a_broken_schema_is_sent_as_given_and_not_checked() -> Non
 def test_mcp_result_content(result: dict[str, Any], expected: Any) -> None:
     """Each MCP result becomes what the model can read: text, images, documents, or a note of what was left out."""
     assert result_content(result) == expected
+
+
+async def test_mcp_toolset_requiring_approval_is_refused_before_anything_is_sent() -> None:
+    """Until typedagent can ask a person, an execution whose toolset requires approval is a ValueError up front."""
+    from typedagent import execute_agent
+    from typedagent.testing import ScriptedClient
+
+    asking = MCPToolset.stdio("/nonexistent/server", name="files", requires_approval=["delete_file"])
+    assert asking.requires_approval is True
+    assert MCPToolset.stdio("x", requires_approval=[]).requires_approval is False
+    client = ScriptedClient([])
+    with pytest.raises(ValueError, match="Toolset 'files' has tools that require approval"):
+        await execute_agent(triage_agent(helpers=[asking]), "go", client=client)
+    assert client.requests == []
+
+
+def test_mcp_docs_show_the_example_server_as_it_is() -> None:
+    """docs/mcp.md's server block is examples/mcp/weather_server.py, word for word (its agent block runs it)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "mcp.md").read_text()
+    server = (root / "examples" / "mcp" / "weather_server.py").read_text()
+    assert f"```python\n{server}```" in page

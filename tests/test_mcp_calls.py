@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from mcp_support import HttpDemo, http_demo, stdio_demo
-from support import GOOD, Triage, assert_api_valid, triage_agent
+from support import GOOD, assert_api_valid, triage_agent
 
 from typedagent import (
     AgentDefinitionError,
@@ -22,11 +22,11 @@ from typedagent import (
     ToolCall,
     ToolResult,
     ToolsetErrorContext,
+    ValidationConfig,
     execute_agent,
     tool,
 )
-from typedagent.mcp import MCPToolset
-from typedagent.testing import ScriptedClient, output_call, response, tool_call
+from typedagent.testing import FunctionClient, MessagesRequest, ScriptedClient, output_call, response, tool_call
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n").decode()
@@ -267,16 +267,39 @@ async def test_mcp_abort_and_deadline_cancel_the_call_in_flight(stop: str, serve
     ]
 
 
-async def test_mcp_changed_tool_list_reaches_the_next_request(server: HttpDemo) -> None:
-    """After tools/list_changed the tool list is read again: the next request offers the new tool, which runs."""
+async def test_mcp_changed_tool_list_reaches_the_next_request() -> None:
+    """Over stdio (one ordered pipe) the request after the call that changed the tools offers the new list."""
     client = ScriptedClient([tool_call("add_tool", {"name": "fresh"}), tool_call("fresh", {}), output_call(GOOD)])
-    result = await execute_agent(triage_agent(helpers=[server.toolset(deny=["crash"])]), "go", client=client)
+    result = await execute_agent(triage_agent(helpers=[stdio_demo()]), "go", client=client)
     assert result.ok
     names = [[t["name"] for t in request["tools"]] for request in client.requests]
     assert "fresh" not in names[0]
     assert names[1] == [*names[0][:-1], "fresh", "final_output"]
     assert names[2] == names[1]
-    assert [(r["content"]) for r in _tool_results(result, 4)] == ["I am fresh"]
+    assert [r["content"] for r in _tool_results(result, 4)] == ["I am fresh"]
+
+
+async def test_mcp_changed_tool_list_over_http_reaches_a_later_request(server: HttpDemo) -> None:
+    """Over HTTP the change notice comes on its own stream, so a request soon after offers the new tool."""
+
+    def model(request: MessagesRequest) -> Any:
+        offered = [t["name"] for t in request["tools"]]
+        turns = len(request["messages"])
+        if turns == 1:
+            return tool_call("add_tool", {"name": "later"})
+        if "later" in offered and not any("I am later" in str(m["content"]) for m in request["messages"]):
+            return tool_call("later", {})
+        if "later" in offered:
+            return output_call(GOOD)
+        assert turns < 40, "the changed tool list never arrived"
+        return tool_call("echo", {"text": "wait"})
+
+    client = FunctionClient(model)
+    agent = triage_agent(helpers=[server.toolset()], validation=ValidationConfig(max_iterations_per_attempt=40))
+    result = await execute_agent(agent, "go", client=client)
+    assert result.ok, result
+    assert "later" not in [t["name"] for t in client.requests[0]["tools"]]
+    assert "I am later" in str(result.metadata.messages[-3]["content"])
 
 
 async def test_mcp_tool_events_and_stream_events_carry_the_server_name(server: HttpDemo) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import DEMO, alive, http_demo, started_pids, stdio_demo, wait_gone
+from mcp_support import alive, http_demo, started_pids, stdio_demo, wait_gone
 from support import GOOD, triage_agent
 
 from typedagent import (

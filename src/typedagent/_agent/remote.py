@@ -114,6 +114,11 @@ class Toolset(ABC):
     def label(self) -> str:
         """How messages name the toolset before it is connected: its ``name=``, else its command or URL."""
 
+    @property
+    def requires_approval(self) -> bool:
+        """Whether any of its tools may need a person's approval before a call runs."""
+        return False
+
     @abstractmethod
     def connection(self) -> AbstractAsyncContextManager[ToolsetConnection]:
         """Use the toolset for a while: entering connects it (or joins the connection open in this event loop).

@@ -100,10 +100,11 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         stop = execution.limit_reached("iteration")
         if stop is not None:
             return stop
-        try:
-            await execution.toolbox.update(params)
-        except ToolsetProblem as problem:
-            return Failed(_toolset_failure(execution, problem))
+        if execution.toolbox.connected:
+            try:
+                await execution.toolbox.update(params)
+            except ToolsetProblem as problem:
+                return Failed(_toolset_failure(execution, problem))
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
         response = await observers.model_call(

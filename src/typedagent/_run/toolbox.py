@@ -38,6 +38,11 @@ class Toolbox:
         self._remote: dict[str, RemoteTool] = {}
         self._versions: tuple[int, ...] | None = None
 
+    @property
+    def connected(self) -> bool:
+        """Whether it holds toolsets' connections (whose tools may change between model calls)."""
+        return bool(self._connections)
+
     def helper(self, name: str) -> Helper[Any] | RemoteTool | None:
         """The helper, or the toolset's tool, called ``name``; None when the agent has no such tool now."""
         found = self._agent.helper(name)
@@ -59,8 +64,6 @@ class Toolbox:
         Raises:
             ToolsetProblem: a connection was lost, or a toolset's tool is named like another tool.
         """
-        if not self._connections:
-            return
         for connection in self._connections:
             await connection.settled()
         for connection in self._connections:

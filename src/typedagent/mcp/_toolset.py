@@ -184,6 +184,12 @@ class MCPToolset(Toolset):
         """Prepended (with ``_``) to each of its tools' names."""
         return self._options.prefix
 
+    @property
+    def requires_approval(self) -> bool:
+        """Whether any of its tools needs a person's approval before a call runs (``requires_approval=``)."""
+        wanted = self._options.requires_approval
+        return wanted if isinstance(wanted, bool) else bool(wanted)
+
     def __repr__(self) -> str:
         kind = "stdio" if isinstance(self._transport, Stdio) else "http"
         return f"MCPToolset.{kind}({self._transport.label!r}, name={self._name!r})"
