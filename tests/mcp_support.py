@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -68,12 +69,22 @@ def alive(pid: int) -> bool:
 
 
 def wait_gone(pid: int, seconds: float = 10.0) -> bool:
-    """Wait until process ``pid`` is gone; whether it went in time."""
+    """Wait until process ``pid`` is gone; whether it went in time (blocking: for tests with no event loop)."""
     deadline = time.monotonic() + seconds
     while alive(pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
+    return True
+
+
+async def gone(pid: int, seconds: float = 10.0) -> bool:
+    """Wait until process ``pid`` is gone, letting the event loop run meanwhile; whether it went in time."""
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
     return True
 
 

@@ -184,6 +184,23 @@ def test_mcp_tool_with_a_broken_schema_is_sent_as_given_and_not_checked() -> Non
                 False,
             ),
         ),
+        ({"content": [], "structuredContent": [1, 2]}, ("[1,2]", False)),
+        (
+            {"content": [{"type": "resource_link", "name": "n", "title": "Spec", "uri": "u://s", "description": "d"}]},
+            ("[resource link: Spec <u://s>: d]", False),
+        ),
+        (
+            {"content": [{"type": "resource", "resource": {"uri": "u://t", "mimeType": "text/plain", "blob": "%%"}}]},
+            ("[resource u://t (text/plain): its data is not valid base64 UTF-8 text, so it was not sent]", False),
+        ),
+        (
+            {"content": [{"type": "audio", "mimeType": "audio/wav"}, {"type": "resource", "resource": "odd"}]},
+            (
+                "[audio (audio/wav, 0 bytes): the Messages API takes no audio]\n"
+                "[resource  (None, 0 bytes): the Messages API cannot read this type]",
+                False,
+            ),
+        ),
         (
             {"content": [{"type": "image", "mimeType": "image/png", "data": PNG}], "structuredContent": {"x": 1}},
             ([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}], False),
@@ -217,3 +234,13 @@ def test_mcp_docs_show_the_example_server_as_it_is() -> None:
     page = (root / "docs" / "mcp.md").read_text()
     server = (root / "examples" / "mcp" / "weather_server.py").read_text()
     assert f"```python\n{server}```" in page
+
+
+def test_mcp_toolset_pickles_without_its_connections() -> None:
+    """A toolset pickles (without its connections), as execute_many_ray ships agents to workers."""
+    import pickle
+
+    files = MCPToolset.stdio(sys.executable, ["server.py"], env={"A": "1"}, name="files", prefix="fs", deny=["rm"])
+    copy = pickle.loads(pickle.dumps(files))
+    assert isinstance(copy, MCPToolset)
+    assert (copy.name, copy.label, copy.prefix, repr(copy)) == ("files", "files", "fs", repr(files))

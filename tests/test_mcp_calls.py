@@ -110,6 +110,8 @@ async def test_mcp_results_become_tool_result_content(transport: str, server: Ht
         "mixed",
         "slow",
         "add_tool",
+        "refuse",
+        "off_schema",
         "crash",
         "header",
         "pid",
@@ -154,6 +156,29 @@ async def test_mcp_input_is_checked_against_the_schema_before_the_call(server: H
             True,
         ),
     ]
+
+
+async def test_mcp_protocol_errors_and_off_schema_results_are_tool_errors(server: HttpDemo) -> None:
+    """A call the server refuses, or whose result breaks its own output schema, is a tool error; the server stays.
+
+    The refusal is a JSON-RPC error instead of a result; the server checks its own output schema.
+    """
+    client = ScriptedClient(
+        [
+            response(tool_call("refuse", {}), tool_call("off_schema", {})),
+            tool_call("echo", {"text": "still here"}),
+            output_call(GOOD),
+        ]
+    )
+    result = await execute_agent(triage_agent(helpers=[server.toolset()]), "go", client=client)
+    assert result.ok
+    refused, off_schema = _tool_results(result)
+    assert (refused["content"], refused["is_error"]) == (
+        "Error: MCP server 'demo' refused the call: this server refuses on purpose",
+        True,
+    )
+    assert (off_schema["content"], off_schema["is_error"]) == ("Error executing tool off_schema", True)
+    assert _tool_results(result, 4)[0]["content"] == "still here"
 
 
 async def test_mcp_prefix_allow_and_deny_shape_the_tools(server: HttpDemo) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import alive, http_demo, started_pids, stdio_demo, wait_gone
+from mcp_support import alive, gone, http_demo, started_pids, stdio_demo, wait_gone
 from support import GOOD, triage_agent
 
 from typedagent import (
@@ -42,9 +42,9 @@ async def test_mcp_server_starts_per_execution_and_stops_after(tmp_path: Path) -
     agent = triage_agent(helpers=[stdio_demo(tmp_path)])
     first = await execute_agent(agent, "go", client=ScriptedClient(_pid_script()))
     assert first.ok
-    assert wait_gone(_pid_of(first))
+    assert await gone(_pid_of(first))
     second = await execute_agent(agent, "go", client=ScriptedClient(_pid_script()))
-    assert wait_gone(_pid_of(second))
+    assert await gone(_pid_of(second))
     assert _pid_of(first) != _pid_of(second)
     assert started_pids(tmp_path) == sorted([_pid_of(first), _pid_of(second)])
 
@@ -60,7 +60,7 @@ async def test_mcp_connected_holds_one_server_for_the_block(tmp_path: Path) -> N
         assert len(pids) == 1
         (pid,) = pids
         assert alive(pid)
-    assert wait_gone(pid)
+    assert await gone(pid)
     assert started_pids(tmp_path) == [pid]
 
 
@@ -78,7 +78,7 @@ async def test_mcp_execute_many_shares_one_server_among_concurrent_executions(tm
     pids = {_pid_of(item.result) for item in results}
     assert len(pids) == 1
     assert started_pids(tmp_path) == sorted(pids)
-    assert wait_gone(pids.pop())
+    assert await gone(pids.pop())
 
 
 async def test_mcp_server_that_cannot_start_is_a_clear_failure() -> None:
@@ -110,7 +110,7 @@ async def test_mcp_server_exiting_at_start_quotes_its_stderr(tmp_path: Path) -> 
         "The end of its stderr:\ndemo: cannot start: the database is locked"
     )
     (pid,) = started_pids(tmp_path)
-    assert wait_gone(pid)
+    assert await gone(pid)
 
 
 async def test_mcp_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ async def test_mcp_server_that_never_answers_times_out_and_is_stopped(tmp_path: 
     assert "could not be connected: it did not finish connecting within 1.5 s (raise connect_timeout_s=" in (
         result.error.message
     )
-    assert wait_gone(int(pid_file.read_text()))
+    assert await gone(int(pid_file.read_text()))
 
 
 async def test_mcp_server_dying_mid_run_fails_the_call_then_the_execution(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ async def test_mcp_server_dying_mid_run_fails_the_call_then_the_execution(tmp_pa
     ]
     assert len(client.requests) == 1
     (pid,) = started_pids(tmp_path)
-    assert wait_gone(pid)
+    assert await gone(pid)
     again = await execute_agent(agent, "go", client=ScriptedClient(_pid_script()))
     assert again.ok  # the next execution starts the server afresh
 
@@ -175,7 +175,7 @@ async def test_mcp_cancelled_execution_stops_its_server(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await running
     (pid,) = started_pids(tmp_path)
-    assert wait_gone(pid)
+    assert await gone(pid)
 
 
 def test_mcp_sync_wrapper_runs_the_tools_and_stops_the_server(tmp_path: Path) -> None:
@@ -263,3 +263,59 @@ async def test_mcp_sse_server_is_reached_over_sse(tmp_path: Path) -> None:
     assert result.metadata.messages[2]["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "over sse"}
     ]
+
+
+def _silent_server(tmp_path: Path, name: str = "silent") -> tuple[list[str], Path]:
+    """A process that starts and never speaks MCP; it writes its pid to a file."""
+    script = tmp_path / f"{name}.py"
+    pid_file = tmp_path / f"{name}.pid"
+    script.write_text(
+        "import os, pathlib, sys, time\npathlib.Path(sys.argv[1]).write_text(str(os.getpid()))\ntime.sleep(60)\n"
+    )
+    return [str(script), str(pid_file)], pid_file
+
+
+async def test_mcp_abort_while_a_server_starts_stops_it(tmp_path: Path) -> None:
+    """The abort event set while a server is starting ends the execution within 100 ms and stops the process."""
+    args, pid_file = _silent_server(tmp_path)
+    agent = triage_agent(helpers=[MCPToolset.stdio(sys.executable, args)])
+    abort = asyncio.Event()
+    running = asyncio.ensure_future(execute_agent(agent, "go", client=ScriptedClient([]), abort_event=abort))
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    stopped = time.monotonic()
+    abort.set()
+    result = await running
+    assert time.monotonic() - stopped < 0.1
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
+    assert await gone(int(pid_file.read_text()))
+
+
+async def test_mcp_one_toolset_failing_to_start_stops_the_others(tmp_path: Path) -> None:
+    """With two toolsets, one that cannot start fails the execution, and the other's server is stopped too."""
+    args, pid_file = _silent_server(tmp_path)
+    slow = MCPToolset.stdio(sys.executable, args, name="slow")
+    missing = MCPToolset.stdio("/nonexistent/mcp-server", name="missing")
+    result = await execute_agent(triage_agent(helpers=[slow, missing]), "go", client=ScriptedClient([]))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TOOLSET_ERROR
+    assert result.error.context == ToolsetErrorContext(toolset="missing", attempt=0, iteration=0)
+    await asyncio.sleep(1.0)  # a process started just before the other failed has written its pid by now
+    if pid_file.exists() and pid_file.read_text():  # it may not have got as far as starting
+        assert await gone(int(pid_file.read_text()))
+
+
+async def test_mcp_url_answering_neither_transport_says_what_each_answered(tmp_path: Path) -> None:
+    """A URL where neither streamable HTTP nor SSE answers fails with both answers and a hint about the path."""
+    with http_demo(tmp_path) as server:
+        url = f"http://127.0.0.1:{server.port}/nothing-here"
+        result = await execute_agent(triage_agent(helpers=[MCPToolset.http(url)]), "go", client=ScriptedClient([]))
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.TOOLSET_ERROR
+    assert result.error.message == (
+        f"MCP server {url!r} could not be connected: it refused streamable HTTP (the server answered with MCP error "
+        "-32601: Not Found) and SSE (HTTP 404): check the URL (servers usually answer at /mcp, or /sse for SSE)."
+    )

@@ -13,9 +13,11 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     AudioContent,
     BlobResourceContents,
@@ -113,9 +115,22 @@ async def add_tool(name: str, ctx: Context) -> str:
         return f"I am {name}"
 
     server.add_tool(added, name=name, description="A tool added while the server ran.")
+    await ctx.info(f"adding {name}")
     await ctx.notify_tools_changed()
     await ctx.session.send_tool_list_changed()
     return f"added {name}"
+
+
+@server.tool()
+def refuse() -> str:
+    """Answers with a JSON-RPC error instead of a result."""
+    raise MCPError(-32050, "this server refuses on purpose")
+
+
+@server.tool()
+def off_schema() -> Annotated[CallToolResult, Weather]:
+    """Declares the Weather output schema, then sends structured content that does not fit it."""
+    return CallToolResult(content=[TextContent(text="{}")], structured_content={"city": 3})
 
 
 @server.tool()

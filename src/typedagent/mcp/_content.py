@@ -107,8 +107,9 @@ def _resource(resource: Mapping[str, Any]) -> dict[str, Any]:
         return _document({"type": "base64", "media_type": "application/pdf", "data": blob}, uri)
     if isinstance(mime, str) and mime.startswith("text/") and isinstance(blob, str):
         decoded = _decoded_text(blob)
-        if decoded is not None:
-            return _document({"type": "text", "media_type": "text/plain", "data": decoded}, uri)
+        if decoded is None:
+            return _note(f"[resource {uri} ({mime}): its data is not valid base64 UTF-8 text, so it was not sent]")
+        return _document({"type": "text", "media_type": "text/plain", "data": decoded}, uri)
     return _note(f"[resource {uri} ({mime}, {_size(blob)} bytes): the Messages API cannot read this type]")
 
 
@@ -135,7 +136,7 @@ def _decoded_text(blob: str) -> str | None:
 
 
 def _size(data: object) -> int:
-    """The bytes base64 ``data`` holds (its length when it is not base64)."""
+    """About how many bytes base64 ``data`` stands for (0 when there is no data)."""
     if not isinstance(data, str):
         return 0
     return len(data) * 3 // 4 - data[-2:].count("=")

@@ -7,7 +7,7 @@ import os
 import weakref
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from .._agent.remote import Toolset, ToolsetConnection
 from .._agent.tools import TOOL_NAME_RE
@@ -190,6 +190,10 @@ class MCPToolset(Toolset):
         wanted = self._options.requires_approval
         return wanted if isinstance(wanted, bool) else bool(wanted)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Its connections belong to this process's event loops: a copy elsewhere (a Ray worker) starts without any.
+        return (_rebuild, (self._transport.fresh(), self._name, self._options, self._timeout))
+
     def __repr__(self) -> str:
         kind = "stdio" if isinstance(self._transport, Stdio) else "http"
         return f"MCPToolset.{kind}({self._transport.label!r}, name={self._name!r})"
@@ -213,7 +217,7 @@ class MCPToolset(Toolset):
             slot = self._by_loop[loop] = _Slot()
         current = slot.current
         if current is None or current.failure is not None or current.closing:
-            current = slot.current = Connection(self._transport, self._options, self._name, self._timeout)
+            current = slot.current = Connection(self._transport.fresh(), self._options, self._name, self._timeout)
         current.users += 1
         try:
             await current.ready()
@@ -230,6 +234,10 @@ class MCPToolset(Toolset):
         if slot is not None and slot.current is connection:
             slot.current = None
         await connection.close()
+
+
+def _rebuild(transport: Transport, name: str | None, options: Options, timeout: float) -> MCPToolset:
+    return MCPToolset(transport, name=name, options=options, connect_timeout_s=timeout)
 
 
 class _Slot:

@@ -36,6 +36,10 @@ class Transport(Protocol):
         """The server's command or URL, as error messages show it."""
         ...
 
+    def fresh(self) -> Transport:
+        """A copy for one connection: what it keeps of that connection (a process's stderr) is its own."""
+        ...
+
     async def open(self, stack: AsyncExitStack, handler: Handler) -> Opened:
         """Start or reach the server and initialize a session with it; ``stack`` closes both."""
         ...
@@ -79,6 +83,10 @@ class Stdio:
     def label(self) -> str:
         """The command line."""
         return " ".join([self.command, *self.args])
+
+    def fresh(self) -> Stdio:
+        """A copy with no stderr file yet."""
+        return Stdio(self.command, self.args, self.env, self.cwd)
 
     async def open(self, stack: AsyncExitStack, handler: Handler) -> Opened:
         """Start the process (in its own process group) and initialize a session over its pipes."""
@@ -135,6 +143,10 @@ class Http:
     def label(self) -> str:
         """The URL."""
         return self.url
+
+    def fresh(self) -> Http:
+        """A copy (an HTTP transport keeps nothing of a connection: the same would do)."""
+        return Http(self.url, self.headers)
 
     async def open(self, stack: AsyncExitStack, handler: Handler) -> Opened:
         """Initialize over streamable HTTP; when the server refuses that with an HTTP error, over SSE."""
