@@ -397,3 +397,25 @@ async def test_mcp_http_headers_reach_the_server(server: HttpDemo) -> None:
     client = ScriptedClient([tool_call("header", {"name": "X-Team"}), output_call(GOOD)])
     result = await execute_agent(triage_agent(helpers=[toolset]), "go", client=client)
     assert [r["content"] for r in _tool_results(result)] == ["blue"]
+
+
+async def test_mcp_calls_in_the_cli_progress_name_their_server(server: HttpDemo) -> None:
+    """The command line's live progress says which MCP server ran a call; its JSON events carry ``server``."""
+    import io
+    import json
+    import re
+
+    from typedagent._cli._progress import Progress
+
+    agent = triage_agent(helpers=[server.toolset(name="files")])
+    human, machine = io.StringIO(), io.StringIO()
+    for stream, progress in ((human, Progress(human)), (machine, Progress(machine, json_events=True))):
+        progress.start(agent, label="x", mode="scripted")
+        client = ScriptedClient([tool_call("echo", {"text": "hi"}), output_call(GOOD)])
+        progress.finish(await execute_agent(agent, "go", client=client, callbacks=progress.callbacks()))
+    lines = re.sub(r"\d+\.\d+ (ms|s)\b", "T", human.getvalue()).splitlines()
+    assert '    ✓ echo {"text": "hi"} → hi · on MCP server files · T' in lines
+    events = [json.loads(line) for line in machine.getvalue().splitlines()]
+    echo = [e for e in events if e.get("name") == "echo"]
+    assert [(e["event"], e["server"]) for e in echo] == [("tool_call", "files"), ("tool_result", "files")]
+    assert all("server" not in e for e in events if e.get("name") == "final_output")
