@@ -409,7 +409,7 @@ async def test_mcp_calls_in_the_cli_progress_name_their_server(server: HttpDemo)
 
     agent = triage_agent(helpers=[server.toolset(name="files")])
     human, machine = io.StringIO(), io.StringIO()
-    for stream, progress in ((human, Progress(human)), (machine, Progress(machine, json_events=True))):
+    for progress in (Progress(human), Progress(machine, json_events=True)):
         progress.start(agent, label="x", mode="scripted")
         client = ScriptedClient([tool_call("echo", {"text": "hi"}), output_call(GOOD)])
         progress.finish(await execute_agent(agent, "go", client=client, callbacks=progress.callbacks()))
