@@ -577,6 +577,7 @@ def test_cli_readme_commands_work_as_written_after_make_demo() -> None:
 
 
 def _mcp_agent_file(tmp_path: Path, *, args: str) -> Path:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
     path = tmp_path / "mcp_agents.py"
     path.write_text(
         "import sys\n"

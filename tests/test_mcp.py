@@ -7,6 +7,9 @@ import sys
 from typing import Any
 
 import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+
 from support import Triage, triage_agent
 
 from typedagent import AgentDefinitionError, OutputTool, define_agent, tool
@@ -244,3 +247,13 @@ def test_mcp_toolset_pickles_without_its_connections() -> None:
     copy = pickle.loads(pickle.dumps(files))
     assert isinstance(copy, MCPToolset)
     assert (copy.name, copy.label, copy.prefix, repr(copy)) == ("files", "files", "fs", repr(files))
+
+
+def test_mcp_toolset_without_the_mcp_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the mcp package, building a toolset raises ImportError naming the extra to install."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    with pytest.raises(ImportError, match=r"pip install 'typedagent\[mcp\]'"):
+        MCPToolset.http("https://example.com/mcp")

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+
 from mcp_support import HttpDemo, http_demo, stdio_demo
 from support import GOOD, assert_api_valid, triage_agent
 

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+
 from mcp_support import DEMO, http_demo, stdio_demo
 from support import GOOD, triage_agent
 

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+
 from mcp_support import alive, gone, http_demo, started_pids, stdio_demo, wait_gone
 from support import GOOD, triage_agent
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import weakref
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
@@ -88,6 +89,7 @@ class MCPToolset(Toolset):
 
         Raises:
             AgentDefinitionError: an option is invalid (the message says how to fix it).
+            ImportError: the ``mcp`` package is not installed.
         """
         if not isinstance(command, str) or not command:
             raise AgentDefinitionError(f"MCPToolset.stdio(command=...) must name a program, got {command!r}.")
@@ -128,6 +130,7 @@ class MCPToolset(Toolset):
 
         Raises:
             AgentDefinitionError: an option is invalid (the message says how to fix it).
+            ImportError: the ``mcp`` package is not installed.
         """
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise AgentDefinitionError(f"MCPToolset.http(url=...) must be an http:// or https:// URL, got {url!r}.")
@@ -148,6 +151,8 @@ class MCPToolset(Toolset):
         requires_approval: bool | Collection[str],
         connect_timeout_s: float,
     ) -> MCPToolset:
+        if importlib.util.find_spec("mcp") is None:
+            raise ImportError("typedagent.mcp needs the mcp package (2.x): pip install 'typedagent[mcp]'.")
         if name is not None and (not isinstance(name, str) or not name):
             raise AgentDefinitionError(f"MCPToolset(name=...) must be a non-empty string, got {name!r}.")
         if prefix is not None and (not isinstance(prefix, str) or not TOOL_NAME_RE.fullmatch(prefix)):
