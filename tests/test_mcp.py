@@ -58,7 +58,7 @@ def test_mcp_toolsets_go_beside_helpers() -> None:
     assert agent.helpers == (lookup,)
     assert agent.toolsets == (files,)
     assert [tool["name"] for tool in agent.tool_params()] == ["lookup", "final_output"]
-    assert agent.with_options(model="claude-opus-4-1").toolsets == (files,)
+    assert agent.with_options(model="claude-haiku-4-5").toolsets == (files,)
     assert (files.name, files.label, files.prefix) == ("files", "files", "fs")
     assert repr(files) == f"MCPToolset.stdio('{sys.executable} server.py', name='files')"
     remote = MCPToolset.http("https://example.com/mcp")
