@@ -21,6 +21,7 @@ from support import GOOD, triage_agent
 
 from typedagent import (
     AgentErrorCode,
+    ExecuteCallbacks,
     RunInput,
     ToolsetErrorContext,
     execute_agent,
@@ -65,6 +66,46 @@ async def test_mcp_connected_holds_one_server_for_the_block(tmp_path: Path) -> N
         assert alive(pid)
     assert await gone(pid)
     assert started_pids(tmp_path) == [pid]
+
+
+def _listings(markers: Path) -> int:
+    """How many times clients listed the demo server's tools (the server counts them in a marker file)."""
+    listings = markers / "listings"
+    return len(listings.read_text().splitlines()) if listings.exists() else 0
+
+
+async def test_mcp_tool_list_is_read_once_and_again_when_the_server_says_it_changed(tmp_path: Path) -> None:
+    """The executions sharing a connection do not list the tools again; a tools/list_changed notice does."""
+    agent = triage_agent(helpers=[stdio_demo(tmp_path)])
+    async with agent.connected():
+        assert _listings(tmp_path) == 1
+        for _ in range(3):
+            client = ScriptedClient([tool_call("echo", {"text": "x"}), output_call(GOOD)])
+            assert (await execute_agent(agent, "go", client=client)).ok
+        assert _listings(tmp_path) == 1
+        client = ScriptedClient([tool_call("add_tool", {"name": "fresh"}), tool_call("fresh", {}), output_call(GOOD)])
+        assert (await execute_agent(agent, "go", client=client)).ok
+        assert _listings(tmp_path) == 2
+        assert "fresh" in [t["name"] for t in client.requests[1]["tools"]]
+
+
+async def test_mcp_toolset_is_named_as_the_server_names_itself(tmp_path: Path) -> None:
+    """Without name=, tool events and errors use the name the server gives itself; name= overrides it."""
+    events: list[Any] = []
+    callbacks = ExecuteCallbacks(
+        on_tool_call=lambda s, e: events.append(e), on_tool_result=lambda s, e: events.append(e)
+    )
+    for toolset in (stdio_demo(env={"DEMO_NAME": "inventory"}), stdio_demo(env={"DEMO_NAME": "inventory"}, name="x")):
+        client = ScriptedClient([tool_call("crash", {}), output_call(GOOD)])
+        result = await execute_agent(triage_agent(helpers=[toolset]), "go", client=client, callbacks=callbacks)
+        assert not result.ok
+        assert result.error.context == ToolsetErrorContext(toolset=toolset.name or "inventory", attempt=1, iteration=1)
+    assert [(type(e).__name__, e.server) for e in events] == [
+        ("ToolCall", "inventory"),
+        ("ToolResult", "inventory"),
+        ("ToolCall", "x"),
+        ("ToolResult", "x"),
+    ]
 
 
 async def test_mcp_execute_many_shares_one_server_among_concurrent_executions(tmp_path: Path) -> None:
@@ -259,10 +300,14 @@ async def test_mcp_http_server_not_running_is_a_clear_failure() -> None:
 
 async def test_mcp_sse_server_is_reached_over_sse(tmp_path: Path) -> None:
     """A server that only speaks SSE is reached through the same MCPToolset.http, named as it names itself."""
+    servers: list[str | None] = []
+    callbacks = ExecuteCallbacks(on_tool_result=lambda s, e: servers.append(e.server))
     with http_demo(tmp_path, kind="sse", DEMO_NAME="legacy") as server:
         client = ScriptedClient([tool_call("echo", {"text": "over sse"}), output_call(GOOD)])
-        result = await execute_agent(triage_agent(helpers=[server.toolset()]), "go", client=client)
+        agent = triage_agent(helpers=[server.toolset()])
+        result = await execute_agent(agent, "go", client=client, callbacks=callbacks)
     assert result.ok
+    assert servers == ["legacy", None]
     assert result.metadata.messages[2]["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "over sse"}
     ]

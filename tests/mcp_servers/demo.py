@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -36,13 +36,29 @@ PNG = base64.b64decode(
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 MARKERS = os.environ.get("DEMO_MARKERS")
 
-server = MCPServer(os.environ.get("DEMO_NAME", "demo"), version="1.0", log_level="WARNING")
-
 
 def mark(name: str, text: str = "") -> None:
     """Leave a file for the test to find."""
     if MARKERS:
         Path(MARKERS, name).write_text(text)
+
+
+class DemoServer(MCPServer):
+    """An ``MCPServer`` that leaves a line in the ``listings`` marker each time a client lists its tools."""
+
+    async def list_tools(self) -> Any:
+        count_listing()
+        return await super().list_tools()
+
+
+def count_listing() -> None:
+    """Add a line to the ``listings`` marker."""
+    if MARKERS:
+        with Path(MARKERS, "listings").open("a") as listings:
+            listings.write(f"{os.getpid()}\n")
+
+
+server = DemoServer(os.environ.get("DEMO_NAME", "demo"), version="1.0", log_level="WARNING")
 
 
 @server.tool()
