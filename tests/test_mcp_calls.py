@@ -237,10 +237,13 @@ async def test_mcp_call_past_timeout_s_is_cancelled_and_reported(server: HttpDem
     """A call past the toolset's timeout_s is cancelled on the server, and the model is told it timed out."""
     (markers / "cancelled").unlink(missing_ok=True)
     client = ScriptedClient([tool_call("slow", {"seconds": 30}), output_call(GOOD)])
-    started = time.monotonic()
-    result = await execute_agent(triage_agent(helpers=[server.toolset(timeout_s=0.5)]), "go", client=client)
-    assert time.monotonic() - started < 10
+    durations: list[float] = []
+    callbacks = ExecuteCallbacks(on_tool_result=lambda s, e: durations.append(e.duration_ms))
+    agent = triage_agent(helpers=[server.toolset(timeout_s=0.5)])
+    async with agent.connected():  # connecting is not what this measures
+        result = await execute_agent(agent, "go", client=client, callbacks=callbacks)
     assert result.ok
+    assert 500 <= durations[0] < 600, durations  # cancelled within 100 ms of its limit
     assert _tool_results(result) == [
         {
             "type": "tool_result",
