@@ -27,6 +27,7 @@ from typedagent import (
     execute_agent,
     execute_agent_sync,
     execute_many,
+    execute_many_sync,
 )
 from typedagent.mcp import MCPToolset
 from typedagent.testing import FunctionClient, ScriptedClient, output_call, tool_call
@@ -229,6 +230,23 @@ def test_mcp_sync_wrapper_runs_the_tools_and_stops_the_server(tmp_path: Path) ->
     )
     assert result.ok
     assert wait_gone(_pid_of(result))
+
+
+def test_mcp_execute_many_sync_shares_one_server_and_stops_it(tmp_path: Path) -> None:
+    """execute_many_sync's concurrent executions share one server, which is stopped when the call returns."""
+
+    def answer(request: Any) -> Any:
+        time.sleep(0.05)
+        return tool_call("pid", {}) if len(request["messages"]) == 1 else output_call(GOOD)
+
+    agent = triage_agent(helpers=[stdio_demo(tmp_path)])
+    inputs = [RunInput(f"ticket {n}", key=str(n)) for n in range(4)]
+    results = execute_many_sync(agent, inputs, client=FunctionClient(answer), concurrency=4)
+    assert [item.result.ok for item in results] == [True] * 4
+    pids = {_pid_of(item.result) for item in results}
+    assert started_pids(tmp_path) == sorted(pids)
+    assert len(pids) == 1
+    assert wait_gone(pids.pop())
 
 
 def test_mcp_server_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
