@@ -84,7 +84,7 @@ async def test_beta_settings_go_through_client_beta_messages() -> None:
 
 
 async def test_mcp_tool_calls_are_reported_like_server_tool_calls() -> None:
-    """on_tool_call and on_tool_result fire for an MCP call with kind "mcp", its result's text as content."""
+    """on_tool_call and on_tool_result fire for an MCP call with kind "mcp" and the API's server_name."""
     events: list[ToolCall | ToolResult] = []
 
     def record(state: ExecutionState, event: ToolCall | ToolResult) -> None:
@@ -97,13 +97,24 @@ async def test_mcp_tool_calls_are_reported_like_server_tool_calls() -> None:
     assert result.ok
     call, answer = events[0], events[1]
     assert isinstance(call, ToolCall)
-    assert (call.id, call.name, call.kind) == ("mcptoolu_01SAss3KEwASziHZoMR6HcZU", "ask_question", "mcp")
+    assert (call.id, call.name, call.kind, call.server) == (
+        "mcptoolu_01SAss3KEwASziHZoMR6HcZU",
+        "ask_question",
+        "mcp",
+        "deepwiki",
+    )
     assert call.input == {
         "question": "What is pydantic-ai and what does this repository do?",
         "repoName": "pydantic/pydantic-ai",
     }
     assert isinstance(answer, ToolResult)
-    assert (answer.id, answer.name, answer.is_error, answer.duration_ms) == (call.id, "ask_question", False, 0.0)
+    assert (answer.id, answer.name, answer.is_error, answer.duration_ms, answer.server) == (
+        call.id,
+        "ask_question",
+        False,
+        0.0,
+        "deepwiki",
+    )
     assert answer.content.startswith("Pydantic AI is a Python agent framework")
 
 

@@ -574,3 +574,50 @@ def test_cli_readme_commands_work_as_written_after_make_demo() -> None:
     assert "· scripted model (offline) ·" in done.stderr
     assert "checked 4 agents: no problems" in done.stderr
     assert "4 of 4 examples produced a valid output (scripted model)." in done.stdout
+
+
+def _mcp_agent_file(tmp_path: Path, *, args: str) -> Path:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+    path = tmp_path / "mcp_agents.py"
+    path.write_text(
+        "import sys\n"
+        "from pydantic import BaseModel\n"
+        "from typedagent import OutputTool, define_agent, tool\n"
+        "from typedagent.mcp import MCPToolset\n\n"
+        "class Out(BaseModel):\n    answer: str\n\n"
+        "@tool\ndef lookup(q: str) -> str:\n    '''Look something up.'''\n    return q\n\n"
+        f"demo = MCPToolset.stdio(sys.executable, {args}, name='demo', prefix='demo', allow=['echo', 'weather'])\n"
+        "agent = define_agent(name='mcp', model='m', output=OutputTool(Out), helpers=[lookup, demo])\n"
+    )
+    return path
+
+
+def test_cli_check_connect_lists_mcp_tools(tmp_path: Path) -> None:
+    """`check` names the toolsets it did not connect; `--connect` starts their servers, checks and shows their tools."""
+    path = _mcp_agent_file(tmp_path, args=repr([str(ROOT / "tests" / "mcp_servers" / "demo.py"), "stdio"]))
+    offline = cli("check", f"{path}:agent", "--show-tools")
+    assert offline.returncode == 0, offline.stderr
+    assert offline.stderr.splitlines()[0] == (
+        f"ok    {path}:agent  mcp: 1 helper, 1 toolset (not connected: --connect lists their tools), "
+        "output 'final_output'"
+    )
+    assert [tool["name"] for tool in json.loads(offline.stdout)[0]["tools"]] == ["lookup", "final_output"]
+    connected = cli("check", f"{path}:agent", "--show-tools", "--connect")
+    assert connected.returncode == 0, connected.stderr
+    assert (
+        connected.stderr.splitlines()[0]
+        == f"ok    {path}:agent  mcp: 1 helper, 1 toolset (2 tools), output 'final_output'"
+    )
+    tools = json.loads(connected.stdout)[0]["tools"]
+    assert [tool["name"] for tool in tools] == ["lookup", "demo_echo", "demo_weather", "final_output"]
+    assert tools[1]["description"] == "Say the text back."
+
+
+def test_cli_check_connect_reports_a_server_that_cannot_start(tmp_path: Path) -> None:
+    """A toolset whose server cannot be connected is one problem line saying why: exit 1."""
+    path = _mcp_agent_file(tmp_path, args="['-c', 'import sys; sys.exit(4)']")
+    done = cli("check", f"{path}:agent", "--connect")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0].startswith(
+        f"FAIL  {path}:agent: toolsets: MCP server 'demo' could not be connected: the server closed the connection"
+    )

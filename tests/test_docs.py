@@ -53,6 +53,8 @@ def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     if "from typedagent.ray import" in doc.read_text():
         pytest.importorskip("ray", reason="the ray extra is not installed (the dev extra brings it)")
+    if "from typedagent.mcp import" in doc.read_text():
+        pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
     install_file_blocks(doc.read_text(), tmp_path, monkeypatch)
     namespace: dict[str, object] = {"__name__": f"docs_example_{doc.stem}"}
     for number, match in enumerate(FENCE.finditer(doc.read_text()), start=1):

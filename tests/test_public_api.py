@@ -2,6 +2,7 @@
 
 import typedagent
 import typedagent.evals
+import typedagent.mcp
 import typedagent.testing
 
 
@@ -11,13 +12,13 @@ def _public_names(module: object) -> set[str]:
 
 def test_all_is_sorted() -> None:
     """``__all__`` lists names in sorted order (as httpx checks)."""
-    for module in (typedagent, typedagent.testing, typedagent.evals):
+    for module in (typedagent, typedagent.testing, typedagent.evals, typedagent.mcp):
         assert list(module.__all__) == sorted(module.__all__)
 
 
 def test_all_is_complete() -> None:
     """Every public name the package exposes is in ``__all__``, and every listed name exists."""
-    for module in (typedagent, typedagent.testing, typedagent.evals):
+    for module in (typedagent, typedagent.testing, typedagent.evals, typedagent.mcp):
         exported = set(module.__all__) - {"__version__"}
         public = {name for name in _public_names(module) if not isinstance(getattr(module, name), type(typedagent))}
         assert public == exported

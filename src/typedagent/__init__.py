@@ -41,6 +41,7 @@ from ._shared.errors import (
     TimeoutContext,
     TokenBudgetContext,
     ToolCallLimitContext,
+    ToolsetErrorContext,
     ValidatorErrorContext,
 )
 from ._shared.events import (
@@ -153,6 +154,7 @@ __all__ = [
     "ToolInputDelta",
     "ToolKind",
     "ToolResult",
+    "ToolsetErrorContext",
     "ValidationConfig",
     "ValidationFailed",
     "ValidationFailure",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, cast, overload
@@ -17,9 +18,10 @@ from .config import ValidationConfig
 from .context import RunContext
 from .models import check_model, model_warning
 from .output import OutputTool
+from .remote import Toolset, connect_all
 from .settings import ModelSettings, checked_settings
 from .tools import Helper, HelperTool
-from .toolset import agent_tools, tool_params
+from .toolset import agent_tools, connected_params, tool_params
 from .validation import validator_takes_ctx
 
 if TYPE_CHECKING:
@@ -61,6 +63,8 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     """System prompt, fixed or built per run."""
     helpers: tuple[Helper[DepsT], ...]
     """Helper tools the model may call."""
+    toolsets: tuple[Toolset, ...]
+    """Toolsets given in ``helpers=`` (``typedagent.mcp.MCPToolset``): their tools are known once connected."""
     server_tools: tuple[Mapping[str, Any], ...]
     """Server tools the API runs for the model (web search, web fetch, code execution, …): read-only copies."""
     validators: tuple[Validator[OutputT, DepsT], ...]
@@ -93,8 +97,24 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
         A fresh copy: changing it does not change the agent. Typed as the custom tools most entries are; an
         Anthropic-defined tool or a server tool is there as its own definition (``type``, ``name``, settings).
+        The tools of the agent's toolsets (MCP servers) are known once connected: ``async with agent.connected()
+        as tools:`` gives the whole list, theirs included (after the helpers).
         """
         return cast("list[ToolParam]", fresh_copy(self._tool_params))
+
+    def connected(self) -> AbstractAsyncContextManager[list[ToolParam]]:
+        """Hold the agent's toolsets (MCP servers) connected for a block: ``async with agent.connected() as tools:``.
+
+        Each toolset connects (or starts its server) when first needed and closes when no execution uses it any
+        more; inside the block, every execution of this agent in this event loop reuses the connections, which
+        close cleanly when the block ends. ``tools`` is the exact list of tool definitions a request would send
+        now, the toolsets' tools included. Without toolsets the block holds nothing open.
+
+        Raises:
+            ConnectionError: a toolset could not be connected (the message says which, why and what to do).
+            AgentDefinitionError: a toolset's tool is named like another tool of the agent.
+        """
+        return _connected(self)
 
     def helper(self, name: str) -> Helper[DepsT] | None:
         """The helper called ``name``, if any."""
@@ -126,7 +146,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
             model=self.model if model is None else model,
             output=self.output,
             instructions=self.instructions if instructions is None else instructions,
-            helpers=self.helpers,
+            helpers=(*self.helpers, *self.toolsets),
             validators=self.validators,
             validation=self.validation if validation is None else validation,
             max_tokens=self.max_tokens if max_tokens is None else max_tokens,
@@ -144,7 +164,7 @@ def define_agent(
     model: str,
     output: OutputTool[OutputT],
     instructions: Instructions[None] | None = None,
-    helpers: Sequence[Helper[None]] = (),
+    helpers: Sequence[Helper[None] | Toolset] = (),
     validators: Sequence[Validator[OutputT, None]] = (),
     validation: ValidationConfig | None = None,
     max_tokens: int = 4096,
@@ -161,7 +181,7 @@ def define_agent(
     model: str,
     output: OutputTool[OutputT],
     instructions: Instructions[DepsT] | None = None,
-    helpers: Sequence[Helper[DepsT]] = (),
+    helpers: Sequence[Helper[DepsT] | Toolset] = (),
     validators: Sequence[Validator[OutputT, DepsT]] = (),
     validation: ValidationConfig | None = None,
     max_tokens: int = 4096,
@@ -177,7 +197,7 @@ def define_agent(
     model: str,
     output: OutputTool[OutputT],
     instructions: Instructions[Any] | None = None,
-    helpers: Sequence[Helper[Any]] = (),
+    helpers: Sequence[Helper[Any] | Toolset] = (),
     validators: Sequence[Validator[OutputT, Any]] = (),
     validation: ValidationConfig | None = None,
     max_tokens: int = 4096,
@@ -195,7 +215,8 @@ def define_agent(
             client). A ``provider:`` prefix is refused; an id the installed SDK does not know is warned about.
         output: The output tool; ``OutputTool(Model)`` makes ``Model`` the result type.
         instructions: System prompt: a string, or a callable taking the ``RunContext``.
-        helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``.
+        helpers: Helper tools: ``@tool`` functions or ``HelperTool(definition=..., handler=...)``, and toolsets
+            (``typedagent.mcp.MCPToolset``: an MCP server's tools).
         validators: Callables ``(output)`` or ``(output, ctx)``: raise ``OutputRejected``, or return a repair.
         validation: Attempt and iteration limits (``ValidationConfig()`` by default).
         max_tokens: ``max_tokens`` of each response.
@@ -214,13 +235,14 @@ def define_agent(
     """
     _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
     _check_containers(helpers, validators, validation, model_settings)
-    by_name, servers = agent_tools(helpers, output, server_tools)
+    by_name, toolsets, servers = agent_tools(helpers, output, server_tools)
     return AgentDefinition(
         name=name,
         model=model,
         output=output,
         instructions=instructions,
         helpers=tuple(by_name.values()),
+        toolsets=toolsets,
         server_tools=servers,
         validators=tuple(validators),
         validation=validation or ValidationConfig(),
@@ -233,6 +255,12 @@ def define_agent(
         _helpers_by_name=MappingProxyType(by_name),
         _validator_takes_ctx=tuple(validator_takes_ctx(validator) for validator in validators),
     )
+
+
+@asynccontextmanager
+async def _connected(agent: AgentDefinition[Any, Any]) -> AsyncGenerator[list[ToolParam]]:
+    async with connect_all(agent.toolsets) as connections:
+        yield cast("list[ToolParam]", connected_params(agent._tool_params, len(agent.helpers), connections))
 
 
 def _check_fields(
@@ -266,7 +294,7 @@ def _check_fields(
 
 def _check_containers(helpers: object, validators: object, validation: object, model_settings: object) -> None:
     for label, value in (("helpers", helpers), ("validators", validators)):
-        if callable(value) or isinstance(value, HelperTool | str) or not isinstance(value, Iterable):
+        if callable(value) or isinstance(value, HelperTool | Toolset | str) or not isinstance(value, Iterable):
             shown = getattr(value, "__name__", None) or "..."
             raise AgentDefinitionError(
                 f"define_agent({label}=...) must be a list, got {type(value).__name__}: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
 from .._agent.definition import AgentDefinition
@@ -13,9 +13,10 @@ from .._agent.locate import ImportFailed, Target, UsageError, agents_in, load_ag
 from .._agent.models import model_warning
 from .._agent.schemas import as_list, as_mapping, schema_problems
 from .._agent.tools import TOOL_NAME_RE
+from .._run.sync import run_blocking
 from ._progress import make_lines
 
-__all__ = ["add_check_parser", "check_agent", "check_command", "schema_problems"]
+__all__ = ["add_check_parser", "check_agent", "check_command", "check_params", "schema_problems"]
 
 TOOL_KEYS: Final = frozenset(
     {
@@ -55,6 +56,11 @@ def add_check_parser(commands: Any) -> None:
     parser.add_argument(
         "--show-tools", action="store_true", help="print the tool definitions the API will receive, as JSON on stdout"
     )
+    parser.add_argument(
+        "--connect",
+        action="store_true",
+        help="connect the agents' toolsets (start their MCP servers) to check and show their tools too",
+    )
 
 
 def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -62,7 +68,7 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     lines = make_lines(stderr)
     usage_errors = 0
     problems = 0
-    checked: list[Target] = []
+    checked: list[tuple[Target, list[Any]]] = []
     for spec in args.targets:
         try:
             with warnings.catch_warnings():
@@ -78,25 +84,22 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             problems += 1
             continue
         for target in targets:
-            found = check_agent(target.agent)
+            params, unconnected = _tools_of(target.agent, connect=args.connect)
+            found = [unconnected] if isinstance(unconnected, str) else check_params(params)
             problems += len(found)
-            checked.append(target)
+            checked.append((target, params))
             warning = model_warning(target.agent.model)
             if warning is not None:
                 lines.line(("warn  ", "bold yellow"), f"{target.label}: {warning}")
             if not found:
-                lines.line(("ok    ", "bold green"), target.label, (f"  {_describe(target.agent)}", "dim"))
+                described = _describe(target.agent, params, connected=args.connect)
+                lines.line(("ok    ", "bold green"), target.label, (f"  {described}", "dim"))
             for problem in found:
                 lines.line(("FAIL  ", "bold red"), f"{target.label}: {problem}")
     if args.show_tools:
         shown = [
-            {
-                "target": target.label,
-                "agent": target.agent.name,
-                "model": target.agent.model,
-                "tools": target.agent.tool_params(),
-            }
-            for target in checked
+            {"target": target.label, "agent": target.agent.name, "model": target.agent.model, "tools": params}
+            for target, params in checked
         ]
         stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
         stdout.flush()
@@ -119,22 +122,51 @@ def _targets(spec: str) -> list[Target]:
     return [Target(label=f"{ref}:{name}", agent=agent, module=module) for name, agent in found]
 
 
-def _describe(agent: AgentDefinition[Any, Any]) -> str:
+def _tools_of(agent: AgentDefinition[Any, Any], *, connect: bool) -> tuple[list[Any], str | None]:
+    """The tool definitions to check: with ``connect``, the toolsets' too (or why they could not be connected)."""
+    if not connect or not agent.toolsets:
+        return list(agent.tool_params()), None
+
+    async def connected() -> list[Any]:
+        async with agent.connected() as tools:
+            return list(tools)
+
+    try:
+        return run_blocking(connected()), None
+    except (ConnectionError, ValueError) as exc:
+        return list(agent.tool_params()), f"toolsets: {exc}"
+
+
+def _describe(agent: AgentDefinition[Any, Any], params: Sequence[Any], *, connected: bool) -> str:
     helpers = len(agent.helpers)
     servers = len(agent.server_tools)
     server_part = f", {servers} server tool{'s' if servers != 1 else ''}" if servers else ""
+    toolsets = len(agent.toolsets)
+    toolset_part = ""
+    if toolsets:
+        what = f"{toolsets} toolset{'s' if toolsets != 1 else ''}"
+        if connected:
+            remote = len(params) - len(agent.tool_params())
+            toolset_part = f", {what} ({remote} tool{'s' if remote != 1 else ''})"
+        else:
+            toolset_part = f", {what} (not connected: --connect lists their tools)"
     reflection = ", reflection" if agent.reflection_enabled else ""
     return (
-        f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}{server_part}, output {agent.output.name!r}"
-        f"{reflection}"
+        f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}{toolset_part}{server_part}, "
+        f"output {agent.output.name!r}{reflection}"
     )
 
 
 def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
-    """Every problem with the tool definitions ``agent`` sends, each phrased with its fix."""
+    """Every problem with the tool definitions ``agent`` sends (its own: its toolsets' need connecting)."""
+    return check_params(agent.tool_params())
+
+
+def check_params(params: Sequence[Any]) -> list[str]:
+    """Every problem with the tool definitions ``params``, each phrased with its fix."""
     problems: list[str] = []
     seen: set[str] = set()
-    for param in agent.tool_params():
+    for param in params:
         definition: Mapping[str, Any] = param
         name = definition.get("name")
         label = f"tool {name!r}"
@@ -159,11 +191,12 @@ def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
                 f"{label}: no description; the model reads it to decide when to call the tool "
                 "(add a docstring, or pass description=...)"
             )
-        schema = definition.get("input_schema")
+        schema: object = definition.get("input_schema")
         problems.extend(f"{label}: input_schema{where}: {what}" for where, what in schema_problems(schema))
         problems.extend(_json_problems(label, param))
-        if definition.get("strict") and isinstance(schema, Mapping):
-            problems.extend(f"{label}: {problem}" for problem in strict_problems(schema))
+        strict_schema = as_mapping(schema)
+        if definition.get("strict") and strict_schema is not None:
+            problems.extend(f"{label}: {problem}" for problem in strict_problems(strict_schema))
     return problems
 
 

@@ -246,7 +246,8 @@ class Progress:
 
     def _tool_call(self, state: ExecutionState, event: ToolCall) -> None:
         if self.json_events:
-            self._emit("tool_call", state, id=event.id, name=event.name, kind=event.kind, input=event.input)
+            server = {} if event.server is None else {"server": event.server}
+            self._emit("tool_call", state, id=event.id, name=event.name, kind=event.kind, input=event.input, **server)
             return
         self._inputs[event.id] = event.input
         if event.kind in ("server", "mcp"):
@@ -263,10 +264,13 @@ class Progress:
                 content=event.content,
                 is_error=event.is_error,
                 duration_ms=round(event.duration_ms, 3),
+                **({} if event.server is None else {"server": event.server}),
             )
             return
         tool_input = self._inputs.pop(event.id, {})
         where = " · by the API" if event.id in self._on_the_server else f" · {_duration(event.duration_ms)}"
+        if event.server is not None and event.id not in self._on_the_server:
+            where = f" · on MCP server {event.server}{where}"
         self._on_the_server.discard(event.id)
         arguments = _clip(json.dumps(tool_input, ensure_ascii=False), 70) if tool_input else ""
         mark, style = ("✗ ", "red") if event.is_error else ("✓ ", "green")

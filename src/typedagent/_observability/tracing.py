@@ -309,6 +309,9 @@ def _tool_attributes(traced: _Traced, reply: Reply) -> dict[str, Any]:
         "typedagent.tool.kind": reply.kind,
         "gen_ai.conversation.id": traced.conversation_id,
     }
+    if reply.server is not None:
+        attributes["typedagent.tool.server"] = reply.server  # a toolset's tool: the MCP server that ran it
+        attributes["gen_ai.tool.type"] = "extension"
     helper = traced.agent.helper(block.name) if reply.kind == "helper" else None
     definition = getattr(helper, "definition", None)
     if isinstance(definition, Mapping):

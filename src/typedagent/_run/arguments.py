@@ -63,6 +63,13 @@ def check_arguments(
         )
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
+    asking = [toolset.label for toolset in agent.toolsets if toolset.requires_approval]
+    if asking:
+        raise ValueError(
+            f"Toolset {asking[0]!r} has tools that require approval (requires_approval=...), and this version of "
+            "typedagent cannot ask a person for it yet: leave requires_approval out, or keep such tools from the "
+            "model with deny=[...]."
+        )
     if history is not None:
         _check_history(history, prompt)
     if client is not None:

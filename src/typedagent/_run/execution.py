@@ -19,6 +19,7 @@ from .attempt import Attempt, AttemptEnd, Failed
 from .conversation import Conversation
 from .hooks import Hooks
 from .tap import ExecutionTap, claim_tap
+from .toolbox import Toolbox
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
@@ -66,8 +67,11 @@ class Execution:
     """The model the last response named."""
     observer: ExecutionTap | None = field(init=False)
     """The tap of the ``stream_agent`` call running this execution: its model calls stream, its events go there."""
+    toolbox: Toolbox = field(init=False)
+    """The tools it can run now: the agent's helpers, and its toolsets' tools once they are connected."""
 
     def __post_init__(self) -> None:
+        self.toolbox = Toolbox(self.agent)
         self.observer = claim_tap(lambda: (self.attempt.number, self.attempt.iteration))
         # A weak reference: a bound method would make the execution and its conversation cyclic garbage, left for
         # the garbage collector instead of freed when the result is.

@@ -23,6 +23,7 @@ from .._shared.errors import (
     TimeoutContext,
     TokenBudgetContext,
     ToolCallLimitContext,
+    ToolsetErrorContext,
     ValidatorErrorContext,
     safe_str,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "timed_out",
     "token_budget",
     "tool_call_limit",
+    "toolset_error",
     "unknown_stop_reason",
     "validator_crash",
 ]
@@ -137,6 +139,20 @@ def cost_limit(where: Where, limit: float, cost: float) -> AgentError:
         f"The estimated cost reached the limit of ${limit:g} (${cost:.4f} spent). Raise ExecutionLimits.max_cost_usd, "
         "use a cheaper model, or shorten the prompt, tool results or attempts.",
         CostLimitContext(max_cost_usd=limit, cost_usd=cost, attempt=where.attempt, iteration=where.iteration),
+    )
+
+
+def toolset_error(where: Where, toolset: str, message: str, cause: BaseException | None = None) -> AgentError:
+    """``TOOLSET_ERROR``: a toolset could not be connected, its connection was lost, or its tools clash.
+
+    ``message`` says what happened and what to do (the toolset's own words).
+    """
+    return _error(
+        where,
+        AgentErrorCode.TOOLSET_ERROR,
+        message,
+        ToolsetErrorContext(toolset=toolset, attempt=where.attempt, iteration=where.iteration),
+        cause,
     )
 
 

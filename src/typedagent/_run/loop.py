@@ -8,6 +8,7 @@ execution's state (``execution``), the failures (``failures``) and the request (
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, cast, overload
 
 from typing_extensions import TypeVar
@@ -31,6 +32,7 @@ from .request import build_messages, build_system_prompt, last_iteration_params,
 from .server_calls import report_server_calls
 from .stop_reasons import step_for
 from .tool_batch import answer_unrun, run_tool_batch
+from .toolbox import ToolsetProblem, connect_toolsets
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, Message, MessageParam
@@ -42,6 +44,24 @@ DepsT = TypeVar("DepsT")
 
 
 async def _run(execution: Execution) -> ExecuteResult[Any]:
+    """The execution: its toolsets connected (when it has any) for the whole run, then its attempts."""
+    if not execution.agent.toolsets:
+        return await _attempts(execution)
+    async with AsyncExitStack() as stack:
+        try:
+            execution.toolbox = await execution.guard.run(connect_toolsets(execution.agent, execution.client, stack))
+        except ToolsetProblem as problem:
+            return execution.failure(_toolset_failure(execution, problem))
+        except Interrupted as interruption:
+            return execution.failure(execution.interrupted(interruption, "attempt").error)
+        return await _attempts(execution)
+
+
+def _toolset_failure(execution: Execution, problem: ToolsetProblem) -> AgentError:
+    return failures.toolset_error(execution.where(), problem.toolset, problem.message, problem.__cause__)
+
+
+async def _attempts(execution: Execution) -> ExecuteResult[Any]:
     """Attempts: each ends accepted (success), failed (failure), or rejected (feedback, then the next one)."""
     agent = execution.agent
     max_attempts = agent.validation.max_attempts
@@ -80,6 +100,11 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
         stop = execution.limit_reached("iteration")
         if stop is not None:
             return stop
+        if execution.toolbox.connected:
+            try:
+                await execution.toolbox.update(params)
+            except ToolsetProblem as problem:
+                return Failed(_toolset_failure(execution, problem))
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
         response = await observers.model_call(

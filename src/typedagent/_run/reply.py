@@ -26,6 +26,8 @@ class Reply:
     done: bool = False
     blocks: list[dict[str, Any]] | None = None
     """The result's content blocks, when the helper returned some (``content`` is then their text)."""
+    server: str | None = None
+    """The toolset whose tool was called, for a toolset's tool."""
 
     def answer(self, content: str | list[dict[str, Any]], *, is_error: bool = False) -> None:
         """Settle the result: a text, or content blocks."""
@@ -51,6 +53,7 @@ class Reply:
             is_error=self.is_error,
             duration_ms=self.duration_ms,
             kind=self.kind,
+            server=self.server,
         )
 
     def param(self) -> dict[str, Any]:

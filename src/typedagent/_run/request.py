@@ -29,7 +29,7 @@ def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
         "## How to answer",
         f"Hand over your result by calling the `{name}` tool; its input is the result. Do not answer in plain text.",
     ]
-    if agent.helpers:
+    if agent.helpers or agent.toolsets:
         lines.append("Call the other tools first if you need information.")
     if agent.reflection_enabled:
         lines.append(

@@ -38,24 +38,32 @@ async def report_server_calls(execution: Execution, response: Any) -> None:
     for block in (block_param(block) for block in response.content):
         kind = CALL_KINDS.get(block.get("type", ""))
         if kind is not None:
-            call = ToolCall(id=block["id"], name=block["name"], input=dict(block["input"]), kind=kind)
+            call = ToolCall(
+                id=block["id"], name=block["name"], input=dict(block["input"]), kind=kind, server=_server(block)
+            )
             await execution.hooks.tool_call(call)
         elif is_server_result(block):
             use_id = str(block.get("tool_use_id"))
             text, is_error = result_text(block)
-            name, kind = calls.get(use_id) or (str(block["type"]).removesuffix("_tool_result"), _result_kind(block))
+            name, kind, server = calls.get(use_id) or (
+                str(block["type"]).removesuffix("_tool_result"),
+                _result_kind(block),
+                None,
+            )
             await execution.hooks.tool_result(
-                ToolResult(id=use_id, name=name, content=text, is_error=is_error, duration_ms=0.0, kind=kind)
+                ToolResult(
+                    id=use_id, name=name, content=text, is_error=is_error, duration_ms=0.0, kind=kind, server=server
+                )
             )
 
 
-def _calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ToolKind]]:
-    """The server and MCP calls of the last assistant turn, by id: their names and kinds."""
+def _calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ToolKind, str | None]]:
+    """The server and MCP calls of the last assistant turn, by id: their names, kinds and MCP servers' names."""
     last = messages[-1] if messages else None
     if last is None or last.get("role") != "assistant" or isinstance(last.get("content"), str):
         return {}
     return {
-        str(block.get("id")): (str(block.get("name")), CALL_KINDS[block["type"]])
+        str(block.get("id")): (str(block.get("name")), CALL_KINDS[block["type"]], _server(block))
         for block in cast("Sequence[Mapping[str, Any]]", last["content"])
         if block.get("type") in CALL_KINDS
     }
@@ -64,6 +72,11 @@ def _calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ToolKi
 def _result_kind(block: Mapping[str, Any]) -> ToolKind:
     """The kind of the call a result answers when the call is not in the turn: an MCP result's, or a server tool's."""
     return "mcp" if block.get("type") == "mcp_tool_result" else "server"
+
+
+def _server(block: Mapping[str, Any]) -> str | None:
+    server = block.get("server_name")
+    return server if isinstance(server, str) else None
 
 
 def result_text(block: Mapping[str, Any]) -> tuple[str, bool]:

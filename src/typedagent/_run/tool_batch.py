@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._agent.validation import ValidatorCrash
     from .execution import Execution
+    from .toolbox import Toolbox
 
 __all__ = ["answer_unrun", "run_tool_batch"]
 
@@ -59,35 +60,40 @@ async def answer_unrun(execution: Execution, blocks: list[Any], code: AgentError
 
 
 async def _announce(execution: Execution, blocks: list[Any]) -> list[Reply]:
-    agent = execution.agent
-    replies = [Reply(block, kind_of(agent, block.name)) for block in blocks]
+    toolbox = execution.toolbox
+    replies = [
+        Reply(block, kind_of(execution.agent, toolbox, block.name), server=toolbox.server_of(block.name))
+        for block in blocks
+    ]
     for reply in replies:
         block = reply.block
-        await execution.hooks.tool_call(ToolCall(id=block.id, name=block.name, input=block.input, kind=reply.kind))
+        await execution.hooks.tool_call(
+            ToolCall(id=block.id, name=block.name, input=block.input, kind=reply.kind, server=reply.server)
+        )
     return replies
 
 
-def kind_of(agent: AgentDefinition[Any, Any], name: str) -> ToolKind:
+def kind_of(agent: AgentDefinition[Any, Any], toolbox: Toolbox, name: str) -> ToolKind:
     """What a tool call addresses."""
     if name == agent.output.name:
         return "output"
     if name == SUBMIT_TOOL_NAME and agent.reflection_enabled:
         return "submit"
-    return "helper" if agent.helper(name) is not None else "unknown"
+    return "helper" if toolbox.helper(name) is not None else "unknown"
 
 
 async def _run_helpers(execution: Execution, replies: list[Reply]) -> None:
     if not replies:
         return
-    agent = execution.agent
+    toolbox = execution.toolbox
     ctx = execution.context()
 
-    limit = agent.max_tool_result_chars
+    limit = execution.agent.max_tool_result_chars
 
     def call(reply: Reply) -> Awaitable[None]:
-        return call_tool(reply, partial(run_helper, reply, agent.helper(reply.block.name), ctx, limit))
+        return call_tool(reply, partial(run_helper, reply, toolbox.helper(reply.block.name), ctx, limit))
 
-    if len(replies) == 1 or any(getattr(agent.helper(r.block.name), "sequential", False) for r in replies):
+    if len(replies) == 1 or any(getattr(toolbox.helper(r.block.name), "sequential", False) for r in replies):
         for reply in replies:
             await call(reply)
     else:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from .._agent.context import RunContext
 from .._agent.output import OutputTool, preview_text
+from .._agent.remote import RemoteTool, ToolsetFailed
 from .._agent.tools import Helper, InvalidToolInput
 from .._agent.validation import Verdict, parse_candidate, validate_candidate
 from .._shared.limits import Overran, within
@@ -38,8 +39,11 @@ async def call_tool(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
         reply.duration_ms += (time.perf_counter() - started) * 1000
 
 
-async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[Any], limit: int) -> None:
-    """A helper call: run its handler and render what it returned, both within the tool's own ``timeout_s``."""
+async def run_helper(reply: Reply, helper: Helper[Any] | RemoteTool | None, ctx: RunContext[Any], limit: int) -> None:
+    """A helper call: run its handler and render what it returned, both within the tool's own ``timeout_s``.
+
+    A toolset's tool (an MCP server's) runs the same way; an error result it reports is sent as it is.
+    """
     block = reply.block
     if helper is None:
         reply.answer(f"Error: Unknown tool {block.name}", is_error=True)
@@ -49,6 +53,8 @@ async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[A
         reply.answer(await (work if helper.timeout_s is None else within(work, helper.timeout_s)))
     except InvalidToolInput as exc:
         reply.answer(f"Error: {exc}", is_error=True)
+    except ToolsetFailed as exc:
+        reply.answer(exc.content, is_error=True)
     except Overran:
         reply.answer(
             f"Error: tool {block.name!r} did not finish within {helper.timeout_s} s and was abandoned.", is_error=True
@@ -58,7 +64,7 @@ async def run_helper(reply: Reply, helper: Helper[Any] | None, ctx: RunContext[A
 
 
 async def _invoke_and_render(
-    helper: Helper[Any], tool_input: dict[str, Any], ctx: RunContext[Any], limit: int
+    helper: Helper[Any] | RemoteTool, tool_input: dict[str, Any], ctx: RunContext[Any], limit: int
 ) -> str | list[dict[str, Any]]:
     value = await helper.invoke(tool_input, ctx)
     blocks = content_blocks(value)

@@ -40,6 +40,7 @@ __all__ = [
     "TimeoutContext",
     "TokenBudgetContext",
     "ToolCallLimitContext",
+    "ToolsetErrorContext",
     "ValidatorErrorContext",
 ]
 
@@ -108,6 +109,8 @@ class AgentErrorCode(StrEnum):
     """A response asked for more helper calls than ``ExecutionLimits.max_tool_calls`` leaves."""
     COST_LIMIT_EXCEEDED = "COST_LIMIT_EXCEEDED"
     """The estimated cost reached ``ExecutionLimits.max_cost_usd`` before an API call."""
+    TOOLSET_ERROR = "TOOLSET_ERROR"
+    """A toolset (MCP server) could not be connected, lost its connection, or has a tool named like another."""
 
 
 Phase: TypeAlias = Literal["attempt", "iteration", "tool"]
@@ -271,6 +274,18 @@ class CostLimitContext:
     """Iterations completed in that attempt."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolsetErrorContext:
+    """Context of ``TOOLSET_ERROR``."""
+
+    toolset: str
+    """The toolset's name: its ``name=``, else its server's own (its command or URL before it could say)."""
+    attempt: int
+    """Attempt that was running (0 when connecting, before the first)."""
+    iteration: int
+    """Iterations completed in that attempt."""
+
+
 ErrorContext: TypeAlias = (
     ApiErrorContext
     | CancelledContext
@@ -284,6 +299,7 @@ ErrorContext: TypeAlias = (
     | RequestLimitContext
     | ToolCallLimitContext
     | CostLimitContext
+    | ToolsetErrorContext
 )
 """The context attached to an ``AgentError``; which class depends on the code."""
 
@@ -338,6 +354,8 @@ class AgentError:
     def context_for(self, code: Literal[AgentErrorCode.TOOL_CALL_LIMIT_EXCEEDED]) -> ToolCallLimitContext | None: ...
     @overload
     def context_for(self, code: Literal[AgentErrorCode.COST_LIMIT_EXCEEDED]) -> CostLimitContext | None: ...
+    @overload
+    def context_for(self, code: Literal[AgentErrorCode.TOOLSET_ERROR]) -> ToolsetErrorContext | None: ...
     @overload
     def context_for(self, code: AgentErrorCode) -> ErrorContext | None: ...
     def context_for(self, code: AgentErrorCode) -> ErrorContext | None:

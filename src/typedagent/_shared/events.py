@@ -91,6 +91,9 @@ class ToolCall:
     """The model's input, unvalidated."""
     kind: ToolKind
     """Helper, output, submit, unknown, or (carried out by the API, already done) server or mcp."""
+    server: str | None = None
+    """The MCP server whose tool it is: the toolset's name for a tool of a ``typedagent.mcp`` toolset (run here,
+    kind ``helper``), the ``server_name`` of a call the API's MCP connector carried out (kind ``mcp``); else None."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -107,9 +110,12 @@ class ToolResult:
     is_error: bool
     """Whether the result is flagged ``is_error``."""
     duration_ms: float
-    """Time spent handling the call (0 for results that needed no handler, and for server and MCP tools)."""
+    """Time spent handling the call (0 for results that needed no handler, and for server and MCP tools the API
+    carried out)."""
     kind: ToolKind
     """The kind of the call it answers, as ``ToolCall.kind`` said: helper, output, submit, unknown, server or mcp."""
+    server: str | None = None
+    """The MCP server whose tool it is, as on the ``ToolCall`` it answers; else None."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

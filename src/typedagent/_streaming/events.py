@@ -94,6 +94,9 @@ class ToolCallStarted(StreamEvent):
     """Helper, output, submit, unknown, or carried out by the API (server, mcp)."""
     input: dict[str, Any]
     """The input as the model streamed it, unvalidated."""
+    server: str | None = None
+    """The MCP server whose tool it is (a ``typedagent.mcp`` toolset's name, or the API's MCP connector's
+    ``server_name``); else None."""
     kind: Literal["tool_call_started"] = field(default="tool_call_started", init=False)
 
 
@@ -111,6 +114,8 @@ class ToolCallFinished(StreamEvent):
     """Whether the result is flagged ``is_error``."""
     duration_ms: float
     """Time spent handling the call (0 for calls the API carried out itself)."""
+    server: str | None = None
+    """The MCP server whose tool it is, as on the ``ToolCallStarted`` it answers; else None."""
     kind: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
 
 

@@ -115,6 +115,7 @@ class StreamTap(Generic[OutputT]):
                     name=event.name,
                     tool_kind=event.kind,
                     input=tool_input,
+                    server=event.server,
                 )
             )
         elif isinstance(event, ToolResult):
@@ -133,6 +134,7 @@ class StreamTap(Generic[OutputT]):
                     result=event.content,
                     is_error=event.is_error,
                     duration_ms=event.duration_ms,
+                    server=event.server,
                 )
             )
         elif isinstance(event, ValidationFailure):

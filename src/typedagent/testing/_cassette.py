@@ -8,9 +8,11 @@ import os
 import tempfile
 import warnings
 from collections.abc import Awaitable, Coroutine, Iterable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from ._cassette_toolsets import ToolsetRecorder, ToolsetReplayer
 from ._items import ApiErrorSpec
 from ._redact import client_secrets, redact, secrets_in
 from ._scripted import _InProcessClient
@@ -19,6 +21,7 @@ from ._stream_script import RecordedStream
 if TYPE_CHECKING:
     from anthropic.types import Message
 
+    from .._agent.remote import Toolset, ToolsetConnection
     from .._api.client import MessagesClient
 
 __all__ = ["CassetteError", "RecordingClient", "ReplayClient"]
@@ -78,7 +81,9 @@ class RecordingClient:
     ``response`` — or ``error`` for an API error, which is re-raised), atomically: the new content goes
     to a temporary file beside it, is flushed to disk, and then replaces the cassette in one rename.
     A run killed at any moment, mid-save included, leaves the cassette as it was after the previous
-    call: what it recorded is never lost. Credentials never reach the file (see ``redact``).
+    call: what it recorded is never lost. Credentials never reach the file (see ``redact``). The agent's
+    toolsets (MCP servers) are recorded too, under ``toolsets``: each tool listing and each call's input and
+    result, so that ``ReplayClient`` replays the run without the servers.
 
     Example:
         ``client = RecordingClient(AsyncAnthropic(), "tests/cassettes/triage.json")``
@@ -107,6 +112,11 @@ class RecordingClient:
         self.beta = _ForwardingBeta(self)
         """``client.beta.messages.create`` (requests with beta parameters), forwarded to the wrapped client's."""
         self._secrets = client_secrets(client)
+        self._toolsets = ToolsetRecorder(self._save_or_warn)
+
+    def _open_toolset(self, toolset: Toolset) -> AbstractAsyncContextManager[ToolsetConnection]:
+        """How an execution through this client connects a toolset: for real, recording what it lists and answers."""
+        return self._toolsets.open(toolset)
 
     def _create(self, params: dict[str, Any], *, beta: bool) -> Coroutine[Any, Any, Message]:
         # The wrapped client is called now, not when the call is awaited, so that what it raises as it is
@@ -145,6 +155,9 @@ class RecordingClient:
             entry["error"] = redact(error, self._secrets)
         else:
             entry["response"] = redact(response, self._secrets)
+        self._save_or_warn()
+
+    def _save_or_warn(self) -> None:
         try:
             self.save()
         except OSError as exc:  # the call was paid for: its response goes on to the run, kept in entries
@@ -159,7 +172,9 @@ class RecordingClient:
     def save(self) -> None:
         """Write the cassette (done after every call): to a temporary file, flushed, then renamed over it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": CASSETTE_VERSION, "calls": self.entries}
+        data: dict[str, Any] = {"version": CASSETTE_VERSION, "calls": self.entries}
+        if self._toolsets.logs:
+            data["toolsets"] = redact(self._toolsets.logs, self._secrets)
         write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -221,7 +236,8 @@ class ReplayClient(_InProcessClient):
     executions replay in any order). When none is, the call fails with a ``CassetteError`` naming the
     call, the cassette entry it was compared with (the next unused one), and each differing field
     with the recorded and the actual value. Requests are compared after the same redaction as when
-    recording.
+    recording. Toolsets (MCP servers) are replayed from the cassette without their servers: a call with
+    no unused recording of the same tool and input fails the next request with a ``CassetteError``.
 
     Args:
         path: The cassette file.
@@ -250,6 +266,16 @@ class ReplayClient(_InProcessClient):
         self.calls: list[dict[str, Any]] = _calls(self.path, cast("dict[str, Any]", data).get("calls"))
         """The recorded calls."""
         self._used = [False] * len(self.calls)
+        self._drifts: list[str] = []
+        toolsets: object = cast("dict[str, Any]", data).get("toolsets") or {}
+        if not isinstance(toolsets, dict):
+            raise CassetteError(f"ReplayClient: {str(self.path)!r} has a malformed 'toolsets' entry; re-record it.")
+        logs = cast("dict[str, Any]", toolsets)
+        self._toolsets = ToolsetReplayer(logs, str(self.path), self._drifts.append, CassetteError)
+
+    def _open_toolset(self, toolset: Toolset) -> AbstractAsyncContextManager[ToolsetConnection]:
+        """How an execution through this client connects a toolset: from the cassette, without its server."""
+        return self._toolsets.open(toolset)
 
     @property
     def remaining(self) -> int:
@@ -266,6 +292,8 @@ class ReplayClient(_InProcessClient):
             )
 
     def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
+        if self._drifts:
+            raise CassetteError(self._drifts.pop(0))
         # Streaming is how the answer travels, not what is asked: a call recorded streamed replays unstreamed
         # and the other way round.
         actual = _unstreamed(redact(request))
