@@ -7,7 +7,8 @@ again (a last line that parses whole is kept, and given its newline). A run hold
 on the file (``flock``, where the platform has it) for as long as the journal is open, so two runs
 never share one. Reading back rebuilds the ``ExecuteResult`` from the line: the output revalidated into the
 agent's output type, the error with its typed context, tokens, attempts and timings (the
-conversation itself is not journaled).
+conversation itself is not journaled). A paused execution (``pausable=True``) is journaled with its whole
+state, conversation included, and read back as the same ``ExecutePaused``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast, get_args
+from typing import Any, Final, Literal, cast, get_args, overload
 
 import pydantic
 import pydantic_core
 
 from .._agent.definition import AgentDefinition
 from .._shared.errors import AgentError, AgentErrorCode, ErrorContext, JournalError
+from .._shared.pausing import ExecutePaused, PausableResult, PausedState
 from .._shared.results import (
     AttemptOutcome,
     AttemptRecord,
@@ -46,12 +48,15 @@ _CONTEXTS: Final[dict[str, type[Any]]] = {cls.__name__: cls for cls in get_args(
 
 
 def record_line(
-    *, key: str, index: int, fingerprint: str, agent: AgentDefinition[Any, Any], result: ExecuteResult[Any]
+    *, key: str, index: int, fingerprint: str, agent: AgentDefinition[Any, Any], result: PausableResult[Any]
 ) -> bytes:
-    """One journal line (JSON, newline-terminated) for a finished execution."""
+    """One journal line (JSON, newline-terminated) for a finished (or paused) execution."""
     meta = result.metadata
+    state = None
     if isinstance(result, ExecuteSuccess):
         outcome, output, error = "success", agent.output.to_json(result.output), None
+    elif isinstance(result, ExecutePaused):
+        outcome, output, error, state = "paused", None, None, json.loads(result.state.to_json())
     else:
         outcome, output, error = str(result.error.code), None, _error_json(result.error)
     record: dict[str, Any] = {
@@ -69,9 +74,12 @@ def record_line(
         "latency_ms": round(meta.latency_ms, 3),
         "attempts": [_attempt_json(attempt) for attempt in meta.attempts],
         "callback_errors": [dataclasses.asdict(error) for error in meta.callback_errors],
+        "pauses": meta.pauses,
         "input_sha256": fingerprint,
         "v": VERSION,
     }
+    if state is not None:
+        record["state"] = state
     return pydantic_core.to_json(record, fallback=str) + b"\n"
 
 
@@ -86,26 +94,28 @@ def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
     return data
 
 
-def result_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any]) -> ExecuteResult[Any]:
-    """Rebuild the ``ExecuteResult`` a journal line stands for.
+@overload
+def result_of(
+    record: Mapping[str, Any], agent: AgentDefinition[Any, Any], *, pausable: Literal[False] = False
+) -> ExecuteResult[Any]: ...
+@overload
+def result_of(
+    record: Mapping[str, Any], agent: AgentDefinition[Any, Any], *, pausable: bool
+) -> PausableResult[Any]: ...
+def result_of(
+    record: Mapping[str, Any], agent: AgentDefinition[Any, Any], *, pausable: bool = False
+) -> PausableResult[Any]:
+    """Rebuild the ``ExecuteResult`` (or, in a ``pausable`` run, the ``ExecutePaused``) a journal line stands for.
 
     Raises:
         JournalError: the line does not fit (an output the agent's output type no longer accepts, an
-            unknown error code).
+            unknown error code, a damaged state), or it is a paused execution and the run is not ``pausable``.
     """
     key = record.get("key")
+    if record.get("outcome") == "paused":
+        return _paused_of(record, agent, pausable=pausable)
     try:
-        metadata = ExecutionMetadata(
-            model=record["model"],
-            tokens=TokenUsage(**record["tokens"]),
-            attempts=tuple(_attempt_of(attempt) for attempt in record["attempts"]),
-            iterations=record["iterations"],
-            latency_ms=record["latency_ms"],
-            callback_errors=tuple(CallbackError(**error) for error in record["callback_errors"]),
-            messages=[],
-            cost_usd=record.get("cost_usd"),
-            tool_calls=record.get("tool_calls", 0),
-        )
+        metadata = _metadata_of(record, [])
         error = record["error"]
         if error is None:
             return ExecuteSuccess(output=agent.output.from_json(record["output"]), metadata=metadata)
@@ -126,6 +136,37 @@ def result_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any]) -> Ex
         ) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise JournalError(f"the journal line of key {key!r} is not one typedagent can read back: {exc!r}.") from None
+
+
+def _metadata_of(record: Mapping[str, Any], messages: list[Any]) -> ExecutionMetadata:
+    return ExecutionMetadata(
+        model=record["model"],
+        tokens=TokenUsage(**record["tokens"]),
+        attempts=tuple(_attempt_of(attempt) for attempt in record["attempts"]),
+        iterations=record["iterations"],
+        latency_ms=record["latency_ms"],
+        callback_errors=tuple(CallbackError(**error) for error in record["callback_errors"]),
+        messages=messages,
+        cost_usd=record.get("cost_usd"),
+        tool_calls=record.get("tool_calls", 0),
+        pauses=record.get("pauses", 0),
+    )
+
+
+def _paused_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any], *, pausable: bool) -> ExecutePaused:
+    key = record.get("key")
+    if not pausable:
+        raise JournalError(
+            f"the journal holds key {key!r} as a paused execution: run with execute_many(..., pausable=True) to read "
+            "it back as paused (then resume it with execute_agent(agent, resume=..., decisions=...)), or use a new "
+            "journal."
+        )
+    try:
+        state = PausedState.from_json(json.dumps(record["state"]))
+        metadata = _metadata_of(record, state.messages)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JournalError(f"the paused state journaled under key {key!r} cannot be read back: {exc}") from None
+    return ExecutePaused(pending=state.pending, state=state, metadata=metadata)
 
 
 def _attempt_of(data: Mapping[str, Any]) -> AttemptRecord:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -33,11 +32,13 @@ if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._run.execution import Execution
     from .._run.reply import Reply
-    from .._shared.results import AttemptRecord, ExecuteResult
+    from .._shared.pausing import ExecutePaused, PausableResult
+    from .._shared.results import AttemptRecord
 
 __all__ = [
     "TracingObserver",
     "attempt_ended",
+    "paused",
     "traced_execution",
     "traced_model_call",
     "traced_tool_call",
@@ -120,9 +121,14 @@ def _same_provider(clients: object, settings: Settings) -> bool:
 
 
 async def traced_execution(
-    execution: Execution, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
-) -> ExecuteResult[Any]:
-    """Run the execution inside its ``invoke_agent`` span (when there is a provider), and log its end."""
+    execution: Execution, run: Callable[[Execution], Awaitable[PausableResult[Any]]]
+) -> PausableResult[Any]:
+    """Run the execution inside its ``invoke_agent`` span (when there is a provider), and log its end.
+
+    Each segment of a paused and resumed execution has a span of its own, started where the segment runs (in the
+    trace of the code that resumes it, or a new trace when no span is current): the first segment's span has long
+    ended, maybe in another process. Every later segment's span links to the first's.
+    """
     settings = current()
     tracer = tracer_for(settings)
     agent = execution.agent
@@ -135,12 +141,10 @@ async def traced_execution(
                 _AGENT.reset(named)
         log_execution(agent.name, result)
         return result
-    from opentelemetry.trace import SpanKind, Status, StatusCode, use_span
+    from opentelemetry.trace import Status, StatusCode, use_span
 
-    conversation_id = uuid.uuid4().hex
-    span = tracer.start_span(
-        f"invoke_agent {agent.name}", kind=SpanKind.INTERNAL, attributes=attrs.agent_attributes(agent, conversation_id)
-    )
+    conversation_id = execution.id
+    span = _execution_span(tracer, execution, conversation_id)
     sdk_spans = _sdk_spans(execution, settings, conversation_id)
     traced = _Traced(
         tracer, span, agent, conversation_id, settings.include_content, sdk_spans, tuple(credentials(execution.client))
@@ -158,13 +162,51 @@ async def traced_execution(
             span.set_attributes(attrs.execution_end_attributes(result))
             if isinstance(result, ExecuteFailure):
                 span.set_status(Status(StatusCode.ERROR, result.error.code.value))
-            elif traced.content:
+            elif traced.content and result.status == "success":
                 output = attrs.content_json(execution.last_output, traced.secrets)
                 span.set_attribute("gen_ai.output.messages", output)
     finally:
         _CURRENT.reset(token)
     log_execution(agent.name, result, span)
     return result
+
+
+def _execution_span(tracer: Tracer, execution: Execution, conversation_id: str) -> Span:
+    """The ``invoke_agent`` span of this segment: the first names itself in ``execution.trace``, a later one links."""
+    from opentelemetry.trace import Link, SpanKind
+
+    attributes = attrs.agent_attributes(execution.agent, conversation_id)
+    first = _span_context(execution.trace)
+    links = [] if first is None else [Link(first, {"typedagent.link": "first_segment"})]
+    if execution.pauses:
+        attributes["typedagent.resumed"] = True
+    span = tracer.start_span(
+        f"invoke_agent {execution.agent.name}", kind=SpanKind.INTERNAL, attributes=attributes, links=links
+    )
+    if execution.trace is None:
+        context = span.get_span_context()
+        if context.is_valid:
+            execution.trace = f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    elif execution.pauses:
+        span.add_event("typedagent.resume", {"typedagent.pauses": execution.pauses})
+    return span
+
+
+def _span_context(traceparent: str | None) -> Any:
+    """The span context a W3C ``traceparent`` names (None when there is none, or it is malformed)."""
+    if traceparent is None:
+        return None
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    parts = traceparent.split("-")
+    try:
+        version, trace_id, span_id, flags = parts
+        context = SpanContext(
+            int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(int(flags, 16))
+        )
+    except ValueError:
+        return None
+    return context if version == "00" and context.is_valid else None
 
 
 def traced_model_call(execution: Execution, params: dict[str, Any], call: Awaitable[T]) -> Awaitable[T]:
@@ -341,6 +383,23 @@ def attempt_ended(record: AttemptRecord) -> None:
     traced.span.add_event("typedagent.attempt", attributes)
 
 
+def paused(execution: Execution, result: ExecutePaused) -> None:
+    """An event on the execution span as it pauses: the calls it waits on."""
+    traced = _CURRENT.get()
+    if traced is None:
+        return
+    pending = result.pending
+    traced.span.add_event(
+        "typedagent.pause",
+        {
+            "typedagent.pauses": execution.pauses,
+            "typedagent.pending.ids": tuple(call.id for call in pending),
+            "typedagent.pending.names": tuple(call.name for call in pending),
+            "typedagent.pending.kinds": tuple(call.kind for call in pending),
+        },
+    )
+
+
 class TracingObserver:
     """The loop's observer for spans and log lines (``RunObserver``): registered once by ``typedagent/__init__``."""
 
@@ -350,3 +409,4 @@ class TracingObserver:
     model_call = staticmethod(traced_model_call)
     tool_call = staticmethod(traced_tool_call)
     attempt_ended = staticmethod(attempt_ended)
+    paused = staticmethod(paused)
