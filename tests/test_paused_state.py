@@ -15,6 +15,7 @@ from typedagent import (
     Approve,
     ExecutePaused,
     ExecutionLimits,
+    ExternalResult,
     OutputTool,
     PausedState,
     TokenUsage,
@@ -274,3 +275,43 @@ def _paused_system() -> str:
     from typedagent._run.request import protocol_note
 
     return protocol_note(_agent())
+
+
+async def test_paused_state_waiting_call_of_the_wrong_kind_is_damage() -> None:
+    """A state whose waiting call claims a kind its tool cannot have (edited by hand) is refused before anything runs."""
+    data = json.loads((await _paused()).state.to_json())
+    data["batch"][1]["hold"] = "external"
+    state = PausedState.from_json(json.dumps(data))
+    client = ScriptedClient([output_call(GOOD)])
+    with pytest.raises(ValueError, match="call 'toolu_01_002' of 'delete' waits for its result, which agent 'triage'"):
+        await execute_agent(_agent(), resume=state, decisions={"toolu_01_002": ExternalResult("x")}, client=client)
+    assert client.requests == []
+
+
+async def test_paused_state_keeps_the_container_and_the_fallback_to_auto() -> None:
+    """The request the execution was sending goes on: the container a response named, ``tool_choice`` auto."""
+    from test_request import REFUSED
+
+    from typedagent.testing import api_error
+
+    client = ScriptedClient(
+        [api_error(400, REFUSED), response(tool_call("delete", {"path": "/a"}), container="ctr_1"), output_call(GOOD)]
+    )
+    paused = await execute_agent(_agent(), "Ticket", client=client, pausable=True)
+    assert isinstance(paused, ExecutePaused)
+    state = PausedState.from_json(paused.state.to_json())
+    result = await execute_agent(_agent(), resume=state, decisions={paused.pending[0].id: Approve()}, client=client)
+    assert result.ok
+    last = client.requests[-1]
+    assert (last["tool_choice"], last["container"]) == ({"type": "auto"}, "ctr_1")
+    assert result.metadata.warnings == paused.metadata.warnings
+    assert len(result.metadata.warnings) == 1
+
+
+async def test_paused_state_a_conversation_that_is_not_json_cannot_pause() -> None:
+    """``pausable=True`` with a history that JSON cannot hold: ``TypeError`` before anything is sent."""
+    client = ScriptedClient([output_call(GOOD)])
+    history: Any = [{"role": "user", "content": [{"type": "text", "text": b"raw bytes"}]}]
+    with pytest.raises(TypeError, match="the execution cannot pause: its conversation holds something that is not JSON"):
+        await execute_agent(_agent(), "Ticket", client=client, pausable=True, message_history=history)
+    assert client.requests == []

@@ -450,12 +450,12 @@ async def test_pausing_limits_carry_on_and_limits_on_resume_replace_them() -> No
 async def test_pausing_timeout_counts_running_time_not_the_time_paused() -> None:
     """``timeout_s`` is the execution's running time: hours paused do not use it up."""
     client = ScriptedClient([tool_call("delete", {"path": "/a"}), output_call(GOOD)])
-    paused = await _paused(client, limits=ExecutionLimits(timeout_s=0.5))
-    assert paused.state.elapsed_s < 0.5
-    await asyncio.sleep(0.6)  # paused for longer than the whole deadline
+    paused = await _paused(client, limits=ExecutionLimits(timeout_s=1.5))
+    assert paused.state.elapsed_s < 1.5
+    await asyncio.sleep(1.6)  # paused for longer than the whole deadline
     result = await execute_agent(_agent(), resume=paused.state, decisions={"toolu_01_001": Approve()}, client=client)
     assert result.ok
-    assert result.metadata.latency_ms < 500
+    assert result.metadata.latency_ms < 1500
 
 
 async def test_pausing_a_deadline_already_spent_on_resume_times_out_before_any_call() -> None:

@@ -25,6 +25,7 @@ from .conversation import Conversation
 from .execution import Execution
 from .loop import run
 from .observe import observers
+from .pause import as_json
 from .request import build_messages
 from .resume import Resumed, check_decisions, check_fingerprint, restore
 
@@ -242,13 +243,16 @@ def _new(
     history: Sequence[MessageParam] | None,
 ) -> Execution:
     limits = limits if limits is not None else ExecutionLimits()
+    messages = cast("list[dict[str, Any]]", build_messages(prompt, history))
+    if pausable:
+        as_json(messages)  # a state that could not be written down must fail now, not after tools have run
     return Execution(
         agent=agent,
         client=client,
         deps=None if deps is MISSING else deps,
         limits=limits,
         guard=Guard(abort_event, limits.timeout_s),
-        conversation=Conversation(cast("list[dict[str, Any]]", build_messages(prompt, history))),
+        conversation=Conversation(messages),
         callbacks=callbacks,
         pausable=pausable,
         approve=approve,

@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.output import SUBMIT_TOOL_NAME
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from .execution import Execution
     from .reply import Reply
 
-__all__ = ["fingerprint", "pause"]
+__all__ = ["as_json", "fingerprint", "pause"]
 
 
 async def pause(execution: Execution, replies: list[Reply]) -> ExecutePaused:
@@ -54,14 +53,14 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
         "request": {
             "system": params["system"],
             "can_force": execution.can_force,
-            "container": _json(params.get("container")),
+            "container": as_json(params.get("container")),
         },
-        "conversation": _json(execution.conversation.messages),
+        "conversation": as_json(execution.conversation.messages),
         "attempt": {
             "number": attempt.number,
             "iteration": attempt.iteration,
             "tokens": _usage(attempt.tokens),
-            "candidate": _json(attempt.candidate),
+            "candidate": as_json(attempt.candidate),
             "schema_problems": list(attempt.schema_problems),
             "output_forced": attempt.output_forced,
         },
@@ -71,7 +70,7 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
             "iterations": execution.iterations,
             "tool_calls": execution.tool_calls,
             "response_model": execution.response_model,
-            "last_output": _json(execution.last_output),
+            "last_output": as_json(execution.last_output),
         },
         "records": [_record(record) for record in execution.records],
         "warnings": list(execution.warnings),
@@ -87,12 +86,12 @@ def _call(reply: Reply) -> Call:
     return {
         "id": block.id,
         "name": block.name,
-        "input": _json(block.input),
+        "input": as_json(block.input),
         "kind": cast("Any", reply.kind),
         "hold": reply.hold,
         "result": (
             {
-                "content": _json(reply.blocks) if reply.blocks is not None else reply.content,
+                "content": as_json(reply.blocks) if reply.blocks is not None else reply.content,
                 "is_error": reply.is_error,
                 "duration_ms": reply.duration_ms,
             }
@@ -106,24 +105,27 @@ def _record(record: AttemptRecord) -> Any:
     data = dataclasses.asdict(record)
     data["outcome"] = str(record.outcome)
     data["validation_errors"] = list(record.validation_errors)
-    return _json(data)
+    return as_json(data)
 
 
 def _usage(usage: TokenUsage) -> Usage:
     return cast("Usage", dataclasses.asdict(usage))
 
 
-def _json(value: Any) -> Any:
-    """A deep copy of ``value`` as JSON data (the state is a value: the running execution must not change it)."""
-    return json.loads(json.dumps(value, ensure_ascii=False, default=_not_json))
+def as_json(value: Any) -> Any:
+    """A deep copy of ``value`` as JSON data (the state is a value: the running execution must not change it).
 
-
-def _not_json(value: object) -> object:
-    if isinstance(value, Mapping):
-        return dict(cast("Mapping[str, Any]", value))
-    if isinstance(value, tuple):
-        return list(cast("tuple[Any, ...]", value))  # type: ignore[redundant-cast]  # pyright leaves it Unknown
-    raise TypeError(f"{type(value).__name__} is not JSON data")
+    Raises:
+        TypeError: ``value`` holds something that is not JSON data (a prompt block or history message holding
+            bytes, say): such a conversation cannot be paused.
+    """
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"the execution cannot pause: its conversation holds something that is not JSON data ({exc}); pass "
+            "prompts and message_history as JSON data (base64 text for images and documents)."
+        ) from None
 
 
 def fingerprint(agent: AgentDefinition[Any, Any]) -> Fingerprint:

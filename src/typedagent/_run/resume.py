@@ -58,6 +58,14 @@ def check_fingerprint(agent: AgentDefinition[Any, Any], state: PausedState) -> N
             f"the paused state does not fit agent {agent.name!r}: {'; '.join(changes)} since it was paused. Resume it "
             "with the agent it was paused with (same model, tools and output), or start a new execution."
         )
+    for call in state.pending:
+        helper = agent.helper(call.name)
+        if helper is None or helper.external != (call.kind == "external"):
+            raise ValueError(
+                f"the paused state is damaged: call {call.id!r} of {call.name!r} waits for "
+                f"{'its result' if call.kind == 'external' else 'approval'}, which agent {agent.name!r}'s tool "
+                "never does."
+            )
 
 
 def check_decisions(state: PausedState, decisions: object) -> dict[str, Decision]:

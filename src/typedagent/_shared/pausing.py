@@ -101,15 +101,8 @@ class PausedState:
         return self._data["pauses"]
 
     def to_json(self) -> str:
-        """The state as JSON text (versioned by its top-level ``"version"``), to store anywhere text goes.
-
-        Raises:
-            ValueError: the conversation holds something JSON cannot carry (a prompt block that is not JSON data).
-        """
-        try:
-            return json.dumps(self._data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"this paused state cannot be written as JSON: {exc}") from None
+        """The state as JSON text (versioned by its top-level ``"version"``), to store anywhere text goes."""
+        return json.dumps(self._data, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> PausedState:
