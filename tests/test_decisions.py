@@ -52,11 +52,11 @@ def test_decisions_check_their_fields() -> None:
     approved = Approve(input=edit)
     edit["tags"].append("b")
     assert approved.input == {"path": "/tmp", "tags": ["a"]}
-    with pytest.raises(TypeError, match="Approve\\(input=...\\) must be a dict"):
+    with pytest.raises(TypeError, match=r"Approve\(input=\.\.\.\) must be a dict"):
         Approve(input=["path"])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="Deny\\(reason\\) must be a str"):
+    with pytest.raises(TypeError, match=r"Deny\(reason\) must be a str"):
         Deny(3)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="ExternalResult\\(error=...\\) must be a str"):
+    with pytest.raises(TypeError, match=r"ExternalResult\(error=\.\.\.\) must be a str"):
         ExternalResult(error=404)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="takes a value or an error, not both"):
         ExternalResult("x", error="y")

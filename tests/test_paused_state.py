@@ -278,7 +278,7 @@ def _paused_system() -> str:
 
 
 async def test_paused_state_waiting_call_of_the_wrong_kind_is_damage() -> None:
-    """A state whose waiting call claims a kind its tool cannot have (edited by hand) is refused before anything runs."""
+    """A state whose waiting call claims a kind its tool cannot have (edited by hand) is refused before it runs."""
     data = json.loads((await _paused()).state.to_json())
     data["batch"][1]["hold"] = "external"
     state = PausedState.from_json(json.dumps(data))
@@ -312,6 +312,8 @@ async def test_paused_state_a_conversation_that_is_not_json_cannot_pause() -> No
     """``pausable=True`` with a history that JSON cannot hold: ``TypeError`` before anything is sent."""
     client = ScriptedClient([output_call(GOOD)])
     history: Any = [{"role": "user", "content": [{"type": "text", "text": b"raw bytes"}]}]
-    with pytest.raises(TypeError, match="the execution cannot pause: its conversation holds something that is not JSON"):
+    with pytest.raises(
+        TypeError, match="the execution cannot pause: its conversation holds something that is not JSON"
+    ):
         await execute_agent(_agent(), "Ticket", client=client, pausable=True, message_history=history)
     assert client.requests == []

@@ -687,3 +687,24 @@ async def test_pausing_max_iterations_still_bounds_a_resumed_attempt() -> None:
     assert not result.ok
     assert result.error.code is AgentErrorCode.MAX_ITERATIONS  # type: ignore[union-attr]
     assert len(client.requests) == 2
+
+
+async def test_pausing_attempt_in_progress_finishes_even_if_max_attempts_was_lowered() -> None:
+    """The paused attempt always goes on; a ``max_attempts`` lowered since only stops the attempts after it."""
+    client = ScriptedClient(
+        [
+            output_call({"severity": 9, "summary": "x"}),
+            tool_call("delete", {"path": "/a"}),
+            output_call({"severity": 8, "summary": "y"}),
+        ]
+    )
+    paused = await _paused(client)
+    assert [r.number for r in paused.metadata.attempts] == [1]
+    lowered = _agent(validation=ValidationConfig(max_attempts=1))
+    result = await execute_agent(
+        lowered, resume=paused.state, decisions={paused.pending[0].id: Approve()}, client=client
+    )
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.VALIDATION_FAILED  # type: ignore[union-attr]
+    assert [r.number for r in result.metadata.attempts] == [1, 2]
+    assert len(client.requests) == 3

@@ -66,9 +66,11 @@ async def _attempts(execution: Execution, resumed: Resumed | None) -> PausableRe
     if not execution.params:
         system = build_system_prompt(agent, execution.context())
         execution.params = request_params(agent, system, execution.conversation.messages)
+    first = 1
     if resumed is not None:
         await execution.hooks.resume(resumed.state)
-    for number in range(1 if resumed is None else execution.attempt.number, max_attempts + 1):
+        first = execution.attempt.number  # the paused attempt goes on, even past a max_attempts lowered since
+    for number in range(first, max(first, max_attempts) + 1):
         if resumed is None:
             execution.start_attempt(number)
             if execution.guard.aborted():
