@@ -260,3 +260,14 @@ def test_cli_pausing_approve_all_cannot_answer_an_external_call(folder: Path) ->
     assert done.returncode == 2
     assert "the run also waits on external tool calls" in done.stderr
     assert '{"CALL_ID": {"result": ...}}' in done.stderr
+
+
+def test_cli_pausing_batch_refuses_an_agent_whose_tools_wait(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``typedagent batch`` cannot pause: an agent with tools that wait is a usage error before anything runs."""
+    monkeypatch.chdir(folder)
+    (folder / "inputs.jsonl").write_text('"Clean up"\n')
+    err = io.StringIO()
+    assert main(["batch", "app.py:agent", "inputs.jsonl", "-o", "out.jsonl"], stdout=io.StringIO(), stderr=err) == 2
+    assert "has tools that need approval ('delete_file')" in err.getvalue()
+    assert "typedagent batch cannot pause" in err.getvalue()
+    assert not (folder / "out.jsonl").exists()

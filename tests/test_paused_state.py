@@ -188,14 +188,14 @@ def _damage(data: dict[str, Any], path: str, value: object) -> dict[str, Any]:
         ("batch.0.result", None, "is in no state it can be in"),
         ("batch.0.hold", "external", "is in no state it can be in"),
         ("records", [{"number": 1, "iterations": 1, "tokens": {}, "outcome": "X"}], "at records.0.tokens"),
-        ("limits.timeout_s", -1, "ExecutionLimits.timeout_s must be a finite positive number"),
+        ("limits.timeout_s", -1, "its limits are not limits (ExecutionLimits.timeout_s must be a finite positive"),
     ],
 )
 async def test_paused_state_damaged_fields_are_value_errors(path: str, value: object, message: str) -> None:
     """A field of the wrong type or out of range, or a batch that does not fit the conversation: ``ValueError``."""
     data = _damage(json.loads((await _paused()).state.to_json()), path, value)
     with pytest.raises(ValueError, match=__import__("re").escape(message)):
-        PausedState.from_json(json.dumps(data)).limits  # noqa: B018 - reading the limits checks them
+        PausedState.from_json(json.dumps(data))
 
 
 async def test_paused_state_unknown_attempt_outcome_is_damage() -> None:
@@ -317,3 +317,12 @@ async def test_paused_state_a_conversation_that_is_not_json_cannot_pause() -> No
     ):
         await execute_agent(_agent(), "Ticket", client=client, pausable=True, message_history=history)
     assert client.requests == []
+
+
+async def test_paused_state_repeated_call_ids_are_damage() -> None:
+    """Two calls with one id could not be told apart by their decisions: the state is damaged."""
+    data = json.loads((await _paused()).state.to_json())
+    data["batch"][1]["id"] = data["batch"][0]["id"]
+    data["conversation"][-1]["content"][1]["id"] = data["batch"][0]["id"]
+    with pytest.raises(ValueError, match="does not end with the tool calls it says are waiting"):
+        PausedState.from_json(json.dumps(data))

@@ -6,7 +6,6 @@ adds ``ExecutePaused``) with ``pausable=True`` and on ``resume=``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
@@ -279,7 +278,7 @@ def _resumed(
         deps=None if deps is MISSING else deps,
         limits=limits,
         guard=Guard(abort_event, None if timeout is None else max(0.0, timeout - state.elapsed_s)),
-        conversation=Conversation(copy.deepcopy(cast("list[dict[str, Any]]", state._data["conversation"]))),
+        conversation=Conversation(as_json(state._data["conversation"])),  # a copy: the state stays as it was
         callbacks=callbacks,
         pausable=True,
         approve=approve,

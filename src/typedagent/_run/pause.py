@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.output import SUBMIT_TOOL_NAME
-from .._shared.frozen import thaw
+from .._shared.frozen import fresh_copy
 from .._shared.paused_json import FORMAT, VERSION, Call, Fingerprint, StateData, Usage
 from .._shared.pausing import ExecutePaused, PausedState
 from .approval import pending_call
@@ -109,7 +109,7 @@ def _record(record: AttemptRecord) -> Any:
 
 
 def _usage(usage: TokenUsage) -> Usage:
-    return cast("Usage", dataclasses.asdict(usage))
+    return cast("Usage", {field.name: getattr(usage, field.name) for field in dataclasses.fields(usage)})
 
 
 def as_json(value: Any) -> Any:
@@ -133,12 +133,14 @@ def fingerprint(agent: AgentDefinition[Any, Any]) -> Fingerprint:
     output = agent.output.name
     theirs = (output, SUBMIT_TOOL_NAME) if agent.reflection_enabled else (output,)
     tools: dict[str, str] = {}
-    for param in thaw(agent._tool_params):
+    schema: object = None
+    for param in fresh_copy(agent._tool_params):
         name = str(param.get("name"))
-        if name not in theirs:
+        if name == output:
+            schema = param.get("input_schema")
+        elif name not in theirs:
             tools[name] = _digest(param.get("input_schema", param))
-    out = agent.output.to_param()
-    digest = _digest({"name": output, "schema": out.get("input_schema"), "reflection": agent.reflection_enabled})
+    digest = _digest({"name": output, "schema": schema, "reflection": agent.reflection_enabled})
     return {"model": agent.model, "tools": tools, "output": digest}
 
 

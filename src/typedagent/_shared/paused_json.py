@@ -14,7 +14,8 @@ from typing import Annotated, Any, Final, Literal, cast
 import pydantic
 from typing_extensions import TypedDict
 
-from .errors import AgentErrorCode
+from .errors import AgentDefinitionError, AgentErrorCode
+from .limits import ExecutionLimits
 
 __all__ = ["FORMAT", "VERSION", "StateData", "read_state"]
 
@@ -196,6 +197,10 @@ def read_state(text: str | bytes) -> StateData:
     for record in data["records"]:
         if record["outcome"] not in _OUTCOMES:
             raise ValueError(f"the paused state is damaged: an attempt's outcome is {record['outcome']!r}.")
+    try:
+        ExecutionLimits(**data["limits"])
+    except AgentDefinitionError as exc:
+        raise ValueError(f"the paused state is damaged: its limits are not limits ({exc})") from None
     return data
 
 
@@ -214,7 +219,7 @@ def _check_batch(data: StateData) -> None:
     last = conversation[-1] if conversation else None
     content = last["content"] if last is not None and last["role"] == "assistant" else []
     uses = [block.get("id") for block in content if isinstance(block, dict) and block.get("type") == "tool_use"]
-    if uses != [call["id"] for call in batch]:
+    if uses != [call["id"] for call in batch] or len(set(uses)) != len(uses):
         raise ValueError(
             "the paused state is damaged: its conversation does not end with the tool calls it says are waiting."
         )

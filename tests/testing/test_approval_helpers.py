@@ -30,7 +30,7 @@ async def _paused(client: ScriptedClient) -> ExecutePaused:
     return result
 
 
-async def test_decisions_approve_all_and_deny_all_decide_every_approval_call() -> None:
+async def test_approval_helpers_approve_all_and_deny_all_decide_every_approval_call() -> None:
     """Every approval call gets ``Approve()`` (or ``Deny(reason)``); external results come by tool name."""
     client = ScriptedClient(
         [
@@ -54,7 +54,7 @@ async def test_decisions_approve_all_and_deny_all_decide_every_approval_call() -
     assert result.ok
 
 
-async def test_decisions_external_call_without_a_result_is_a_value_error() -> None:
+async def test_approval_helpers_external_call_without_a_result_is_a_value_error() -> None:
     """A waiting external call and no ``results`` for its tool: ``ValueError`` naming the tool."""
     paused = await _paused(ScriptedClient([tool_call("ask_user", {"question": "?"})]))
     with pytest.raises(ValueError, match="call 'toolu_01_001' of external tool 'ask_user' waits for its result"):
@@ -63,7 +63,7 @@ async def test_decisions_external_call_without_a_result_is_a_value_error() -> No
         deny_all(paused, results={"other": 1})
 
 
-async def test_decisions_scripted_client_skip_passes_over_answered_items() -> None:
+async def test_approval_helpers_scripted_client_skip_passes_over_answered_items() -> None:
     """``ScriptedClient.skip(n)`` serves the script from item ``n``: a resumed run in a fresh process."""
     client = ScriptedClient([tool_call("delete", {"path": "/a"}), output_call(PARIS)])
     paused = await _paused(client)
