@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import pydantic
 
@@ -23,7 +23,7 @@ from .._shared.events import ExecuteCallbacks
 from .._shared.pausing import ExecutePaused, PausableResult
 from .._shared.results import ExecuteFailure
 from .._streaming.events import AgentStreamEvent, Paused
-from .._streaming.stream import AgentStream, stream_arguments
+from .._streaming.stream import AgentStream, stream_agent
 from ._live import LiveView
 from ._pause import TerminalApprover, default_state_path, report_paused
 from ._progress import Progress
@@ -209,10 +209,11 @@ async def _streamed(
     options: dict[str, Any],
     on_event: Callable[[AgentStreamEvent[Any] | Paused], None],
 ) -> PausableResult[Any]:
-    prompt = options.pop("prompt", None)
-    defaults = {"deps": MISSING, "limits": None, "message_history": None, "approve": None, "resume": None}
-    arguments = stream_arguments(agent, prompt, **{**defaults, "decisions": None, "pausable": False, **options})
-    async with AgentStream[Any, Paused, ExecutePaused](agent, arguments) as run:
+    arguments = dict(options)
+    prompt = arguments.pop("prompt", None)  # none when resuming
+    # The arguments vary (a prompt, or resume= and decisions=): the stream they make can pause either way.
+    stream = cast("AgentStream[Any, Paused, ExecutePaused]", stream_agent(agent, prompt, **arguments))
+    async with stream as run:
         async for event in run:
             on_event(event)
     return run.result
