@@ -271,3 +271,34 @@ def test_cli_pausing_batch_refuses_an_agent_whose_tools_wait(folder: Path, monke
     assert "has tools that need approval ('delete_file')" in err.getvalue()
     assert "typedagent batch cannot pause" in err.getvalue()
     assert not (folder / "out.jsonl").exists()
+
+
+def test_cli_pausing_state_that_cannot_be_written_goes_to_stdout(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``--state-file`` that cannot be written loses nothing: the state is in the JSON on stdout, and it resumes."""
+    monkeypatch.chdir(folder)
+    out, err = io.StringIO(), io.StringIO()
+    args = ["run", "app.py:agent", "x", "--scripted", "--state-file", "no/such/folder/state.json"]
+    assert main(args, stdout=out, stderr=err) == 3
+    assert "cannot write the state to no/such/folder/state.json" in err.getvalue()
+    document = json.loads(out.getvalue())
+    assert document["state_file"] is None
+    (folder / "saved.json").write_text(json.dumps(document["state"]))
+    resumed = io.StringIO()
+    argv = ["resume", "app.py:agent", "saved.json", "--approve-all", "--scripted"]
+    assert main(argv, stdout=resumed, stderr=io.StringIO()) == 3  # the script's second call waits too
+    assert json.loads(resumed.getvalue())["state_file"] == "saved.json"
+
+
+def test_cli_pausing_resume_of_a_module_that_fails_to_import(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``resume`` of an agent whose module raises on import, or with an unreadable decisions file: exit 2."""
+    monkeypatch.chdir(folder)
+    (folder / "broken.py").write_text("raise RuntimeError('no database')\n")
+    err = io.StringIO()
+    assert main(["resume", "broken.py:agent", "s.json", "--approve-all"], stdout=io.StringIO(), stderr=err) == 2
+    assert "importing broken.py failed: RuntimeError: no database" in err.getvalue()
+    assert main(["run", "app.py:agent", "x", "--scripted", "--state-file", "s.json"], stdout=io.StringIO()) == 3
+    (folder / "folder.json").mkdir()
+    err = io.StringIO()
+    argv = ["resume", "app.py:agent", "s.json", "--decisions", "folder.json", "--scripted"]
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 2
+    assert "cannot read --decisions folder.json" in err.getvalue()

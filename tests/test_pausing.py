@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -708,3 +709,31 @@ async def test_pausing_attempt_in_progress_finishes_even_if_max_attempts_was_low
     assert result.error.code is AgentErrorCode.VALIDATION_FAILED  # type: ignore[union-attr]
     assert [r.number for r in result.metadata.attempts] == [1, 2]
     assert len(client.requests) == 3
+
+
+async def test_pausing_abort_while_an_approved_call_runs_on_resume_abandons_it() -> None:
+    """An abort while a decided call runs ends the resumed execution as cancelled; the call is answered abandoned."""
+
+    @tool(requires_approval=True)
+    async def slow_delete(path: str) -> str:
+        """Delete a file, slowly."""
+        await asyncio.sleep(5)
+        return "deleted"
+
+    agent = triage_agent(helpers=[slow_delete])
+    client = ScriptedClient([tool_call("slow_delete", {"path": "/a"}), output_call(GOOD)])
+    paused = await execute_agent(agent, "Ticket", client=client, pausable=True)
+    assert isinstance(paused, ExecutePaused)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.2, stop.set)
+    started = time.perf_counter()
+    result = await execute_agent(
+        agent, resume=paused.state, decisions={paused.pending[0].id: Approve()}, client=client, abort_event=stop
+    )
+    assert time.perf_counter() - started < 2
+    assert not result.ok
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED  # type: ignore[union-attr]
+    answer = _results(result.metadata.messages[-1])[0]
+    assert answer["is_error"] is True
+    assert answer["content"].startswith("Error: abandoned: the execution stopped")
+    assert_api_valid(result, client)

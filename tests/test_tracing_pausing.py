@@ -94,3 +94,24 @@ async def test_tracing_pausing_log_line_says_paused(caplog: pytest.LogCaptureFix
         "agent 'triage' finished",
     ]
     assert messages[0].startswith("agent 'triage' paused: paused after 0 attempt(s), 1 iteration(s)")
+
+
+async def test_tracing_pausing_a_state_without_a_usable_trace_context_still_resumes(
+    captured_spans: InMemorySpanExporter,
+) -> None:
+    """A state whose trace context is malformed (edited, or written by another tracer) resumes unlinked."""
+    import json
+
+    from typedagent import PausedState
+
+    client = ScriptedClient([tool_call("delete", {"path": "/a"}), output_call(GOOD)])
+    first = await execute_agent(AGENT, "Ticket", client=client, pausable=True)
+    assert isinstance(first, ExecutePaused)
+    data = json.loads(first.state.to_json())
+    assert data["trace"].startswith("00-")
+    data["trace"] = "00-not-hex-01"
+    state = PausedState.from_json(json.dumps(data))
+    result = await execute_agent(AGENT, resume=state, decisions={first.pending[0].id: Approve()}, client=client)
+    assert result.ok
+    resumed = [span for span in captured_spans.get_finished_spans() if span.name.startswith("invoke_agent")][-1]
+    assert list(resumed.links) == []

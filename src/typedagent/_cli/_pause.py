@@ -103,9 +103,27 @@ def default_state_path(agent: AgentDefinition[Any, Any], state: PausedState) -> 
 
 
 def report_paused(result: ExecutePaused, path: Path, label: str, progress: Progress, stdout: TextIO) -> int:
-    """Write the state to ``path``, say how to resume (stderr), the pending calls as JSON (stdout); exit status."""
-    write_state(path, result.state)
+    """Write the state to ``path``, say how to resume (stderr), the pending calls as JSON (stdout); exit status.
+
+    A state that cannot be written there is not lost: it goes to stdout, inside the JSON document.
+    """
     pending = [{"id": c.id, "name": c.name, "input": to_json(c.input), "kind": c.kind} for c in result.pending]
+    try:
+        write_state(path, result.state)
+    except OSError as exc:
+        progress.stream.write(
+            f"typedagent: error: cannot write the state to {path}: {exc.strerror or exc}. It is in the JSON on "
+            'stdout instead ("state"): save that value to a file and pass the file to typedagent resume.\n'
+        )
+        document = {
+            "status": "paused",
+            "state_file": None,
+            "pending": pending,
+            "state": json.loads(result.state.to_json()),
+        }
+        stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        stdout.flush()
+        return EXIT_PAUSED
     if progress.json_events:
         record = {"event": "paused", "state_file": str(path), "pending": pending}
         progress.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
