@@ -30,8 +30,9 @@ from typing_extensions import TypeVar
 from ._agent.definition import AgentDefinition
 from ._api.transport import Transport, check_transport, default_concurrency
 from ._many.inputs import Input, RunInput, fingerprint, prepare
-from ._many.journal import Journal, record_line, result_of
+from ._many.journal import Journal
 from ._many.many import execute_many, in_input_order
+from ._many.records import record_line, result_of
 from ._many.scheduler import ManyResult
 from ._run.arguments import check_tools_can_wait
 from ._run.sync import refuse_running_loop, run_blocking

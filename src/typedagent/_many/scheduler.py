@@ -26,7 +26,8 @@ from .._shared.limits import AbortEvent, ExecutionLimits, Guard
 from .._shared.pausing import PausableResult
 from .._shared.results import ExecuteFailure, ExecuteSuccess
 from .inputs import Input, Source, fingerprint, prepare
-from .journal import Journal, record_line, result_of
+from .journal import Journal
+from .records import record_line, result_of
 
 __all__ = ["ManyResult", "drive"]
 

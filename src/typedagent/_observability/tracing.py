@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._api.api_errors import ApiFailure
 from .._api.secrets import credentials
@@ -23,8 +23,8 @@ from .._shared.limits import Interrupted
 from .._shared.results import ExecuteFailure, TokenUsage
 from . import span_attributes as attrs
 from .logs import log_execution, log_iteration, log_tool_call, logger
-from .redacting import RedactingTracerProvider, wrapped_provider
-from .settings import Settings, current, tracer_for
+from .sdk_spans import sdk_spans_of
+from .settings import current, tracer_for
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -67,59 +67,6 @@ _AGENT: ContextVar[str] = ContextVar("typedagent_agent_name", default="?")
 """The running agent's name for the DEBUG lines of an untraced execution (set only while DEBUG is on)."""
 
 
-def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -> bool:
-    """Whether the client's SDK emits the model calls' spans into typedagent's provider.
-
-    A plain SDK client is swapped for a copy (sharing its connection pool) whose spans carry the execution's
-    conversation id, go to ``instrument()``'s provider (unless the client was given one) and record content
-    when asked. A copy that records content sends its spans through a ``RedactingTracerProvider``, which cuts
-    the client's credentials out of them.
-    """
-    client: Any = execution.client
-    if not hasattr(client, "open_telemetry") and hasattr(client, "limiter"):
-        client = client.client  # typedagent's rate-limited wrapper around an SDK client
-    found: object = getattr(client, "open_telemetry", None)
-    if not isinstance(found, Mapping):
-        return False
-    options = cast("Mapping[str, Any]", found)
-    traces: Mapping[str, Any] = options.get("traces", {})
-    if not traces.get("enabled"):
-        return False
-    provider: Any = wrapped_provider(options.get("tracer_provider"))
-    if not (client is execution.client and hasattr(client, "with_options")):
-        return _same_provider(provider, settings)
-    if provider is None:
-        provider = settings.tracer_provider  # a provider the client was given stays its own
-    wanted: dict[str, Any] = {**options, "conversation_id": conversation_id}
-    if settings.include_content:
-        wanted["traces"] = {**traces, "content_mode": "content"}
-    if wanted["traces"].get("content_mode") == "content":
-        from opentelemetry import trace
-
-        wanted["tracer_provider"] = RedactingTracerProvider(
-            provider or trace.get_tracer_provider(), credentials(client)
-        )
-    elif provider is not None:
-        wanted["tracer_provider"] = provider
-    try:
-        execution.client = client.with_options(open_telemetry=wanted)
-    except Exception:  # a client that looks like the SDK's but copies differently: trace it as it is
-        logger.debug("could not copy the client to link its spans to the execution", exc_info=True)
-        return _same_provider(wrapped_provider(options.get("tracer_provider")), settings)
-    return _same_provider(provider, settings)
-
-
-def _same_provider(clients: object, settings: Settings) -> bool:
-    """Whether a client with the tracer provider ``clients`` (None: the registered one) sends spans where we do."""
-    ours: object = settings.tracer_provider
-    if clients is ours:
-        return True
-    from opentelemetry import trace
-
-    registered = trace.get_tracer_provider()
-    return (clients or registered) is (ours or registered)
-
-
 async def traced_execution(
     execution: Execution, run: Callable[[Execution], Awaitable[PausableResult[Any]]]
 ) -> PausableResult[Any]:
@@ -145,7 +92,7 @@ async def traced_execution(
 
     conversation_id = execution.id
     span = _execution_span(tracer, execution, conversation_id)
-    sdk_spans = _sdk_spans(execution, settings, conversation_id)
+    sdk_spans = sdk_spans_of(execution, settings, conversation_id)
     traced = _Traced(
         tracer, span, agent, conversation_id, settings.include_content, sdk_spans, tuple(credentials(execution.client))
     )
