@@ -59,6 +59,8 @@ async def test_many_pausing_reports_paused_runs_and_journals_their_state(tmp_pat
     assert paused.result.pending[0].input == {"path": "/home"}
     records = {record["key"]: record for record in map(json.loads, journal.read_text().splitlines())}
     assert records["home"]["outcome"] == "paused"
+    # A paused line is format 2 (a typedagent that reads only format 1 refuses it, saying to upgrade); others stay 1.
+    assert (records["home"]["v"], records["tmp"]["v"]) == (2, 1)
     assert records["home"]["pauses"] == 1
     assert records["home"]["state"]["conversation"] == paused.result.state.messages
     assert "state" not in records["tmp"]

@@ -30,8 +30,13 @@ from .._shared.results import (
 
 __all__ = ["VERSION", "record_line", "result_of"]
 
-VERSION: Final = 1
-"""The format version written in each line (``"v"``); a journal of a higher version is refused."""
+VERSION: Final = 2
+"""The newest format version read back; a journal line of a higher one (``"v"``) is refused.
+
+A line is written in the oldest format that holds it: 1 for a finished execution, 2 for a paused one (its
+``"state"``), so a typedagent that knows only format 1 refuses a journal with paused runs, saying to upgrade,
+instead of misreading them, and still reads every other journal."""
+PAUSED_VERSION: Final = 2
 _CONTEXTS: Final[dict[str, type[Any]]] = {cls.__name__: cls for cls in get_args(ErrorContext)}
 
 
@@ -64,10 +69,11 @@ def record_line(
         "callback_errors": [dataclasses.asdict(error) for error in meta.callback_errors],
         "pauses": meta.pauses,
         "input_sha256": fingerprint,
-        "v": VERSION,
+        "v": 1,
     }
     if state is not None:
         record["state"] = state
+        record["v"] = PAUSED_VERSION
     return pydantic_core.to_json(record, fallback=str) + b"\n"
 
 
