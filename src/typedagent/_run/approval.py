@@ -12,6 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .._agent.calling import InvalidToolInput, call_maybe_async
+from .._agent.tools import HelperTool, Tool
 from .._shared.decisions import DEFAULT_DENIAL, Approve, Decision, Deny, ExternalResult
 from .._shared.errors import safe_str
 from .._shared.pausing import PendingCall, PendingKind
@@ -30,8 +31,8 @@ __all__ = ["apply_decision", "external", "hold_calls", "pending_call"]
 
 def external(execution: Execution, reply: Reply) -> bool:
     """Whether ``reply`` calls an external tool (whose result comes from outside; it never runs here)."""
-    helper = execution.agent.helper(reply.block.name) if reply.kind == "helper" else None
-    return helper is not None and helper.external
+    helper = execution.toolbox.helper(reply.block.name) if reply.kind == "helper" else None
+    return isinstance(helper, HelperTool | Tool) and helper.external
 
 
 async def hold_calls(execution: Execution, replies: list[Reply]) -> None:
@@ -41,10 +42,13 @@ async def hold_calls(execution: Execution, replies: list[Reply]) -> None:
     """
     ctx = execution.context()
     for reply in replies:
-        helper = execution.agent.helper(reply.block.name) if reply.kind == "helper" else None
+        helper = execution.toolbox.helper(reply.block.name) if reply.kind == "helper" else None
         if helper is None:
             continue
-        reply.hold = await _waits_for(execution, helper, reply, ctx)
+        if isinstance(helper, HelperTool | Tool):
+            reply.hold = await _waits_for(execution, helper, reply, ctx)
+        else:  # a toolset's tool (an MCP server's): its server checks the input when the call runs
+            reply.hold = "approval" if helper.requires_approval else None
         if reply.hold == "approval" and execution.approve is not None:
             await apply_decision(execution, reply, await _ask(execution, reply))
 

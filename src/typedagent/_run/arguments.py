@@ -64,13 +64,6 @@ def check_arguments(
         )
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
-    asking = [toolset.label for toolset in agent.toolsets if toolset.requires_approval]
-    if asking:
-        raise ValueError(
-            f"Toolset {asking[0]!r} has tools that require approval (requires_approval=...), and this version of "
-            "typedagent cannot ask a person for it yet: leave requires_approval out, or keep such tools from the "
-            "model with deny=[...]."
-        )
     if history is not None and prompt is not None:
         _check_history(history, prompt)
     if client is not None:
@@ -138,6 +131,7 @@ def check_tools_can_wait(agent: AgentDefinition[Any, Any], pausable: object, *, 
         raise TypeError(f"pausable must be True or False, got {pausable!r}.")
     external = [helper.name for helper in agent.helpers if helper.external]
     approval = [helper.name for helper in agent.helpers if helper.requires_approval is not False]
+    approval += [f"toolset {toolset.label}" for toolset in agent.toolsets if toolset.requires_approval]
     if external and not pausable:
         raise ValueError(
             f"Agent {agent.name!r} has external tools ({', '.join(map(repr, external))}), whose results come from "

@@ -52,6 +52,17 @@ async def run(execution: Execution, resumed: Resumed | None = None) -> PausableR
         return await _attempts(execution, resumed)
 
 
+async def _update_toolbox(execution: Execution, params: dict[str, Any]) -> Failed | None:
+    """Before a model call (or a resumed batch): offer the connected toolsets' tools as they are now in ``params``."""
+    if not execution.toolbox.connected:
+        return None
+    try:
+        await execution.toolbox.update(params)
+    except ToolsetProblem as problem:
+        return Failed(_toolset_failure(execution, problem))
+    return None
+
+
 def _toolset_failure(execution: Execution, problem: ToolsetProblem) -> AgentError:
     return failures.toolset_error(execution.where(), problem.toolset, problem.message, problem.__cause__)
 
@@ -107,20 +118,16 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
     params = execution.params
     limit = execution.agent.validation.max_iterations_per_attempt
     if resumed is not None:
-        finished = await resume_tool_batch(execution, resumed.replies, resumed.decisions)
+        problem = await _update_toolbox(execution, params)  # the paused batch may call a toolset's tools
+        finished = problem or await resume_tool_batch(execution, resumed.replies, resumed.decisions)
         if finished is not None:
             return finished
     while True:
         if execution.attempt.iteration >= limit:
             return Failed(failures.max_iterations(execution.where(), limit, execution.agent.output.name))
-        stop = execution.limit_reached("iteration")
+        stop = execution.limit_reached("iteration") or await _update_toolbox(execution, params)
         if stop is not None:
             return stop
-        if execution.toolbox.connected:
-            try:
-                await execution.toolbox.update(params)
-            except ToolsetProblem as problem:
-                return Failed(_toolset_failure(execution, problem))
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
         response = await observers.model_call(
