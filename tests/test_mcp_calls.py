@@ -444,10 +444,12 @@ async def test_mcp_tools_requiring_approval_pause_and_resume(server: HttpDemo) -
     assert isinstance(paused, ExecutePaused), paused
     assert [(call.name, call.input, call.kind) for call in paused.pending] == [("echo", {"text": "rm -rf"}, "approval")]
     state = PausedState.from_json(paused.state.to_json())
-    edited = await execute_agent(
-        agent, resume=state, decisions={"toolu_01_001": Approve(input={"text": "ls"})}, client=client
-    )
+    results: list[ToolResult] = []
+    callbacks = ExecuteCallbacks(on_tool_result=lambda s, e: results.append(e))
+    decisions = {"toolu_01_001": Approve(input={"text": "ls"})}
+    edited = await execute_agent(agent, resume=state, decisions=decisions, client=client, callbacks=callbacks)
     assert edited.ok, edited
+    assert [(e.name, e.content, e.server) for e in results if e.name == "echo"] == [("echo", "ls", "demo")]
     assert _tool_results(edited) == [
         {"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "ls"},
         {"type": "tool_result", "tool_use_id": "toolu_01_002", "content": '{"city":"Oslo","temp_c":21.5}'},

@@ -119,6 +119,8 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
     limit = execution.agent.validation.max_iterations_per_attempt
     if resumed is not None:
         problem = await _update_toolbox(execution, params)  # the paused batch may call a toolset's tools
+        for reply in resumed.replies:
+            reply.server = execution.toolbox.server_of(reply.block.name)
         finished = problem or await resume_tool_batch(execution, resumed.replies, resumed.decisions)
         if finished is not None:
             return finished
