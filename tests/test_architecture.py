@@ -171,14 +171,14 @@ def test_architecture_contracts_fail_with_the_import_chain(tmp_path: Path) -> No
         + "\n\ndef _probe() -> None:\n"
         + "    from .. import __version__\n"
         + "    from .._observability import tracing\n"
-        + "    from .loop import execute_agent\n"
+        + "    from .execute import execute_agent\n"
     )
     result = _lint_imports(tmp_path)
     assert result.returncode == 1
     assert "Contracts: 0 kept, 4 broken." in result.stdout  # the root brings opentelemetry in too
     assert "typedagent._run is not allowed to import typedagent._observability" in result.stdout
     assert "- typedagent._run.conversation -> typedagent._observability.tracing" in result.stdout
-    assert "- .conversation -> .loop (1 import)" in result.stdout
+    assert "- .conversation -> .execute (1 import)" in result.stdout
     assert "typedagent._run.conversation is not allowed to import typedagent" in result.stdout
 
 

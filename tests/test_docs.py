@@ -41,6 +41,15 @@ def install_file_blocks(text: str, folder: Path, monkeypatch: pytest.MonkeyPatch
         spec.loader.exec_module(module)
 
 
+def file_block(doc: Path, name: str) -> str:
+    """The source of the block of ``doc`` titled ``{name}.py``."""
+    for match in FENCE.finditer(doc.read_text()):
+        file = FILE.search(match.group(1))
+        if file is not None and file["name"] == name:
+            return match.group(2)
+    raise LookupError(f"{doc.name} has no block titled {name}.py")
+
+
 def _documents() -> list[Path]:
     docs = [ROOT / "README.md", ROOT / "MIGRATION.md", ROOT / "ERROR_HANDLING.md"]
     docs += sorted((ROOT / "docs").rglob("*.md"))
@@ -63,3 +72,35 @@ def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path:
         line = doc.read_text()[: match.start()].count("\n") + 2
         code = compile(match.group(2), f"{doc.relative_to(ROOT)}:{line} (block {number})", "exec", dont_inherit=True)
         exec(code, namespace)
+
+
+def test_docs_human_in_the_loop_program_pauses_in_one_process_and_resumes_in_another(tmp_path: Path) -> None:
+    """The SQLite example of docs/human-in-the-loop.md, as a file: started in one process, approved in another."""
+    import os
+    import subprocess
+
+    source = file_block(ROOT / "docs" / "human-in-the-loop.md", "support_desk")
+    (tmp_path / "support_desk.py").write_text(source)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["SUPPORT_DESK_DB"] = str(tmp_path / "desk.db")
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "support_desk.py", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    waiting = run("start", "Order A-1042 was charged twice")
+    execution_id, _, rest = waiting.partition(" ")
+    assert rest == "waits for approval of refund {'order_id': 'A-1042', 'amount_cents': 7900}"
+    assert run("approve", execution_id) == "done: Refunded 79.00 on A-1042. (7900 cents refunded)"
+    assert run("approve", execution_id) == f"no paused execution {execution_id}"
+    again = run("start", "Order A-1042 was charged twice").partition(" ")[0]
+    assert run("deny", again, "ask", "finance") == "done: Error: ask finance (0 cents refunded)"

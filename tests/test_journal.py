@@ -379,8 +379,8 @@ async def test_journal_refuses_a_newer_format_version(tmp_path: Path) -> None:
     journal = tmp_path / "run.jsonl"
     await run(["ok 0"], journal)
     record = lines(journal)[0]
-    journal.write_text(json.dumps({**record, "v": 2}) + "\n")
-    with pytest.raises(JournalError, match=r"run\.jsonl:1 was written in journal format 2 .* reads format 1"):
+    journal.write_text(json.dumps({**record, "v": 3}) + "\n")
+    with pytest.raises(JournalError, match=r"run\.jsonl:1 was written in journal format 3 .* reads format 2"):
         await run(["ok 0"], journal)
     journal.write_text(json.dumps({**record, "v": "1"}) + "\n")
     with pytest.raises(JournalError, match=r"run\.jsonl:1 has a format version '1' that is not a number"):

@@ -215,8 +215,8 @@ def test_mcp_result_content(result: dict[str, Any], expected: Any) -> None:
     assert result_content(result) == expected
 
 
-async def test_mcp_toolset_requiring_approval_is_refused_before_anything_is_sent() -> None:
-    """Until typedagent can ask a person, an execution whose toolset requires approval is a ValueError up front."""
+async def test_mcp_toolset_requiring_approval_needs_pausable_or_approve() -> None:
+    """A toolset whose tools need approval, executed with neither pausable=True nor approve=, is a ValueError."""
     from typedagent import execute_agent
     from typedagent.testing import ScriptedClient
 
@@ -224,7 +224,7 @@ async def test_mcp_toolset_requiring_approval_is_refused_before_anything_is_sent
     assert asking.requires_approval is True
     assert MCPToolset.stdio("x", requires_approval=[]).requires_approval is False
     client = ScriptedClient([])
-    with pytest.raises(ValueError, match="Toolset 'files' has tools that require approval"):
+    with pytest.raises(ValueError, match=r"tools that need approval \('toolset files'\): pass .*approve=callback"):
         await execute_agent(triage_agent(helpers=[asking]), "go", client=client)
     assert client.requests == []
 

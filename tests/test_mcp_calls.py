@@ -20,8 +20,13 @@ from support import GOOD, assert_api_valid, triage_agent
 from typedagent import (
     AgentDefinitionError,
     AgentErrorCode,
+    Approve,
+    Deny,
     ExecuteCallbacks,
+    ExecutePaused,
     ExecutionLimits,
+    PausedState,
+    PendingCall,
     ToolCall,
     ToolResult,
     ToolsetErrorContext,
@@ -425,3 +430,47 @@ async def test_mcp_calls_in_the_cli_progress_name_their_server(server: HttpDemo)
     echo = [e for e in events if e.get("name") == "echo"]
     assert [(e["event"], e["server"]) for e in echo] == [("tool_call", "files"), ("tool_result", "files")]
     assert all("server" not in e for e in events if e.get("name") == "final_output")
+
+
+async def test_mcp_tools_requiring_approval_pause_and_resume(server: HttpDemo) -> None:
+    """A toolset's tool named in requires_approval waits for a decision like a helper's; the others run at once."""
+    agent = triage_agent(helpers=[server.toolset(requires_approval=["echo"])])
+    script = [
+        response(tool_call("echo", {"text": "rm -rf"}), tool_call("weather", {"city": "Oslo"})),
+        output_call(GOOD),
+    ]
+    client = ScriptedClient(script)
+    paused = await execute_agent(agent, "go", client=client, pausable=True)
+    assert isinstance(paused, ExecutePaused), paused
+    assert [(call.name, call.input, call.kind) for call in paused.pending] == [("echo", {"text": "rm -rf"}, "approval")]
+    state = PausedState.from_json(paused.state.to_json())
+    results: list[ToolResult] = []
+    callbacks = ExecuteCallbacks(on_tool_result=lambda s, e: results.append(e))
+    decisions = {"toolu_01_001": Approve(input={"text": "ls"})}
+    edited = await execute_agent(agent, resume=state, decisions=decisions, client=client, callbacks=callbacks)
+    assert edited.ok, edited
+    assert [(e.name, e.content, e.server) for e in results if e.name == "echo"] == [("echo", "ls", "demo")]
+    assert _tool_results(edited) == [
+        {"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "ls"},
+        {"type": "tool_result", "tool_use_id": "toolu_01_002", "content": '{"city":"Oslo","temp_c":21.5}'},
+    ]
+    client = ScriptedClient(script[1:])
+    denied = await execute_agent(agent, resume=state, decisions={"toolu_01_001": Deny("not that")}, client=client)
+    assert denied.ok, denied
+    assert _tool_results(denied)[0] == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_01_001",
+        "content": "Error: not that",
+        "is_error": True,
+    }
+
+    asked: list[PendingCall] = []
+
+    def policy(call: PendingCall) -> Approve:
+        asked.append(call)
+        return Approve()
+
+    inline = await execute_agent(agent, "go", client=ScriptedClient(script), approve=policy)
+    assert inline.ok, inline
+    assert [call.name for call in asked] == ["echo"]
+    assert _tool_results(inline)[0] == {"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "rm -rf"}

@@ -15,7 +15,7 @@ import pytest
 from support import GOOD, results_of, triage_agent
 
 from typedagent import AgentErrorCode, ExecutionLimits, execute_agent_sync, tool
-from typedagent._run import loop as _loop
+from typedagent._run import execute as _execute
 from typedagent._run.feedback import ABANDONED
 from typedagent._run.sync import run_blocking
 from typedagent.testing import FakeAnthropicServer, ScriptedClient, output_call, tool_call
@@ -158,7 +158,7 @@ def test_sync_deadline_starts_after_the_default_client_is_built(monkeypatch: pyt
         time.sleep(0.1)
         return "ok"
 
-    monkeypatch.setattr(_loop, "default_client", slow_default_client)
+    monkeypatch.setattr(_execute, "default_client", slow_default_client)
     result = execute_agent_sync(triage_agent(helpers=[quick]), "go", limits=ExecutionLimits(timeout_s=0.5))
     assert result.ok
     assert result.metadata.latency_ms < 500

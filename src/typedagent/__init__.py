@@ -2,15 +2,18 @@
 
 Define an agent once with ``define_agent()`` (a model, instructions, helper tools and one output tool
 whose input is the typed result) and run it with ``execute_agent()``; the result is
-``ExecuteSuccess[Output] | ExecuteFailure``, narrowed by ``if result.ok:``. ``execute_many()`` runs it on
-many inputs at once: bounded, paced by the API's rate limits, resumable from a journal.
+``ExecuteSuccess[Output] | ExecuteFailure``, narrowed by ``if result.ok:``. With ``pausable=True`` an
+execution may also pause at tool calls that wait for a person or an outside result (``ExecutePaused``),
+and resume later from its stored state. ``execute_many()`` runs it on many inputs at once: bounded,
+paced by the API's rate limits, resumable from a journal.
 """
 
 from ._agent.context import RunContext
+from ._agent.decorator import tool
 from ._agent.definition import AgentDefinition, Instructions, ValidationConfig, Validator, define_agent
 from ._agent.output import OutputTool
 from ._agent.settings import ModelSettings
-from ._agent.tools import Helper, HelperTool, Tool, tool
+from ._agent.tools import Helper, HelperTool, Tool
 from ._api.client import MessagesClient
 from ._api.message_batches import MessageBatches
 from ._api.pricing import ModelPrice, price_for, register_price
@@ -18,9 +21,10 @@ from ._api.ratelimit import RateLimits
 from ._many.many import ManyResult, RunInput, execute_many, execute_many_sync
 from ._observability.settings import instrument
 from ._observability.tracing import TracingObserver as _TracingObserver
-from ._run.loop import execute_agent
+from ._run.execute import execute_agent
 from ._run.observe import add_observer as _add_observer
 from ._run.sync import execute_agent_sync
+from ._shared.decisions import Approve, Decision, Deny, ExternalResult
 from ._shared.errors import (
     AgentDefinitionError,
     AgentError,
@@ -56,6 +60,7 @@ from ._shared.events import (
     ValidationFailure,
 )
 from ._shared.limits import AbortEvent, ExecutionLimits
+from ._shared.pausing import ExecutePaused, PausableResult, PausedState, PendingCall
 from ._shared.results import (
     AttemptOutcome,
     AttemptRecord,
@@ -73,6 +78,7 @@ from ._streaming.events import (
     Finished,
     Partial,
     PartialOutput,
+    Paused,
     ReflectionPreview,
     StreamEvent,
     TextDelta,
@@ -98,6 +104,7 @@ __all__ = [
     "AgentStream",
     "AgentStreamEvent",
     "ApiErrorContext",
+    "Approve",
     "AttemptErrorsContext",
     "AttemptOutcome",
     "AttemptRecord",
@@ -108,14 +115,18 @@ __all__ = [
     "CancelledContext",
     "ContextWindowContext",
     "CostLimitContext",
+    "Decision",
+    "Deny",
     "ErrorContext",
     "ExecuteCallbacks",
     "ExecuteFailure",
+    "ExecutePaused",
     "ExecuteResult",
     "ExecuteSuccess",
     "ExecutionLimits",
     "ExecutionMetadata",
     "ExecutionState",
+    "ExternalResult",
     "Finished",
     "Helper",
     "HelperTool",
@@ -132,6 +143,10 @@ __all__ = [
     "OutputTool",
     "Partial",
     "PartialOutput",
+    "PausableResult",
+    "Paused",
+    "PausedState",
+    "PendingCall",
     "Phase",
     "RateLimits",
     "ReflectionPreview",

@@ -30,9 +30,11 @@ from typing_extensions import TypeVar
 from ._agent.definition import AgentDefinition
 from ._api.transport import Transport, check_transport, default_concurrency
 from ._many.inputs import Input, RunInput, fingerprint, prepare
-from ._many.journal import Journal, record_line, result_of
+from ._many.journal import Journal
 from ._many.many import execute_many, in_input_order
+from ._many.records import record_line, result_of
 from ._many.scheduler import ManyResult
+from ._run.arguments import check_tools_can_wait
 from ._run.sync import refuse_running_loop, run_blocking
 from ._shared.errors import AgentErrorCode, JournalError
 from ._shared.limits import AbortEvent, ExecutionLimits, Guard
@@ -369,6 +371,8 @@ def _check(agent: object, inputs: object, workers: object, shard_size: object, c
     for name, value in checked if concurrency is None else [*checked, ("concurrency", concurrency)]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise TypeError(f"{name} must be an int >= 1, got {value!r}.")
+    # Executions on Ray cannot pause (their state would be stranded on a worker): tools that wait are refused here.
+    check_tools_can_wait(cast("AgentDefinition[Any, Any]", agent), False)  # type: ignore[redundant-cast]  # pyright: Unknown
 
 
 def execute_many_ray_sync(

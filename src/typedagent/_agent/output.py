@@ -14,7 +14,7 @@ from typing_extensions import TypeForm, TypeVar
 
 from .._shared.errors import AgentDefinitionError
 from .._shared.generics import subscriptable
-from .tools import check_tool_name
+from .calling import check_tool_name
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam

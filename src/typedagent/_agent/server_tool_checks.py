@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
 from .._shared.errors import AgentDefinitionError
+from .calling import check_tool_name
 from .tool_definitions import CLIENT_TOOL_PREFIXES
-from .tools import check_tool_name
 
 __all__ = ["ServerTool", "checked_server_tools"]
 

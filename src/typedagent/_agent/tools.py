@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import copy
 import inspect
-import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeAlias, overload
 
 import pydantic
 from typing_extensions import TypeVar
 
 from .._shared.errors import AgentDefinitionError
-from .._shared.numbers import is_finite_number
-from .._shared.threads import call_maybe_async
+from .calling import (
+    InvalidToolInput,
+    call_maybe_async,
+    check_timeout,
+    check_tool_name,
+    copy_function_identity,
+    format_validation_errors,
+)
 from .context import RunContext
 from .signature import build_input_model, method_owner, parse_docstring
 from .tool_definitions import check_definition, strict_param
@@ -24,31 +29,32 @@ from .tool_definitions import check_definition, strict_param
 if TYPE_CHECKING:
     from anthropic.types import ToolParam, ToolUnionParam
 
-__all__ = ["Helper", "HelperTool", "Tool", "tool"]
+__all__ = ["ApprovalCheck", "Helper", "HelperTool", "Tool", "check_approval", "check_external_timeout"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 D = TypeVar("D")
 DepsT_contra = TypeVar("DepsT_contra", contravariant=True)
-P_co = ParamSpec("P_co")
-R_co = TypeVar("R_co", covariant=True)
 P_bound = ParamSpec("P_bound")
 R_bound = TypeVar("R_bound")
 
-TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ApprovalCheck: TypeAlias = Callable[[RunContext[DepsT_contra], dict[str, Any]], bool | Awaitable[bool]]
+"""``requires_approval=`` as a predicate: called with the run context and the call's validated arguments (a dict,
+by parameter name), it says whether this call needs approval ("only when the path is outside the sandbox")."""
 
 
-class InvalidToolInput(Exception):
-    """The model's input did not match a ``@tool`` function's signature (message is pydantic's detail)."""
-
-
-def check_tool_name(name: object, what: str) -> str:
-    """Return ``name`` if the API accepts it as a tool name, else raise ``AgentDefinitionError``."""
-    if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
+def check_approval(requires_approval: object, external: bool, name: str) -> None:
+    """Reject a ``requires_approval`` that is neither a bool nor a predicate, or one on an external tool."""
+    if not isinstance(requires_approval, bool) and not callable(requires_approval):
         raise AgentDefinitionError(
-            f"{what} name {name!r} is not a valid tool name: use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'."
+            f"Tool {name!r}: requires_approval must be True, False or a predicate (ctx, args) -> bool, "
+            f"got {requires_approval!r}."
         )
-    return name
+    if external and requires_approval is not False:
+        raise AgentDefinitionError(
+            f"Tool {name!r} is external: its calls always wait for a result from outside, which is the decision "
+            "itself. Drop requires_approval (or give the tool a handler)."
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,7 +62,8 @@ class HelperTool:
     """A helper tool in raw form: an Anthropic tool definition and a handler for it.
 
     The handler receives the model's input (a ``dict``) as-is, may be sync (run in a worker thread)
-    or async, and its return value becomes the tool result.
+    or async, and its return value becomes the tool result. With ``handler=None`` the tool is external: its
+    result comes from outside the execution, which pauses at each call (``execute_agent(..., pausable=True)``).
 
     The definition is a custom tool (``name``, ``description``, ``input_schema``), or one of the tools
     Anthropic defines and your code carries out — memory, bash, the text editor — given by its ``type`` and
@@ -67,8 +74,8 @@ class HelperTool:
     definition: ToolUnionParam
     """The tool definition sent to the API (``name``, ``description``, ``input_schema``, …), as given: a custom
     ``ToolParam``, or one of the SDK's typed dicts of the tools Anthropic defines (``MemoryTool20250818Param``, …)."""
-    handler: Callable[[dict[str, Any]], object]
-    """Called with the model's input; sync or async."""
+    handler: Callable[[dict[str, Any]], object] | None
+    """Called with the model's input; sync or async. None: an external tool, whose result comes from outside."""
     sequential: bool = False
     """Run the whole batch of helper calls one by one when this tool is among them."""
     timeout_s: float | None = None
@@ -77,6 +84,9 @@ class HelperTool:
     """Send the tool with Anthropic's ``strict: true``: the model's input always matches the schema (made
     strict-compatible by the SDK's ``transform_schema``). A definition that says ``"strict": True`` itself is sent
     as given, its schema included."""
+    requires_approval: bool | ApprovalCheck[Any] = False
+    """Each call waits for a person's decision (``Approve()`` / ``Deny(reason)``) before it runs: True, or a
+    predicate ``(ctx, args) -> bool`` given the run context and the model's input, for some calls only."""
 
     def __post_init__(self) -> None:
         definition: object = self.definition
@@ -86,19 +96,33 @@ class HelperTool:
             )
         name = definition.get("name")
         check_tool_name(name, "HelperTool")
-        if not callable(self.handler):
-            raise AgentDefinitionError(f"HelperTool {name!r}: handler must be callable.")
+        if self.handler is not None and not callable(self.handler):
+            raise AgentDefinitionError(
+                f"HelperTool {name!r}: handler must be callable (or None for an external tool, whose result comes "
+                "from outside)."
+            )
+        check_approval(self.requires_approval, self.external, str(name))
         # Keep a private copy: editing the caller's dict later must not rename or reshape the tool.
         param = check_definition(dict(copy.deepcopy(definition)))
         if self.strict:
             param = strict_param(param)
         object.__setattr__(self, "definition", param)
         check_timeout(self.timeout_s, str(name))
+        check_external_timeout(self.external, self.timeout_s, str(name))
 
     @property
     def name(self) -> str:
         """The tool's name."""
         return str(typing.cast("Mapping[str, Any]", self.definition)["name"])
+
+    @property
+    def external(self) -> bool:
+        """True for a tool without a handler: its result comes from outside the execution."""
+        return self.handler is None
+
+    def approval_args(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """The arguments a ``requires_approval`` predicate sees: the model's input (a copy)."""
+        return copy.deepcopy(tool_input)
 
     def to_param(self) -> ToolParam:
         """The definition sent to the API (a fresh copy)."""
@@ -107,6 +131,7 @@ class HelperTool:
     async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
         """Run the handler on the model's input."""
         del ctx
+        assert self.handler is not None, "an external tool's result comes from outside, never from invoke()"
         return await call_maybe_async(self.handler, tool_input)
 
 
@@ -116,7 +141,8 @@ class Tool(Generic[DepsT_contra, P, R]):
     Calling the object calls the function unchanged. The input schema comes from the signature
     (pydantic), the description from the docstring, and the model's input is validated before the
     function is called. On a method, read from an instance (``obj.method``) it is bound to that
-    instance, like the method itself: ``self`` is not part of its schema.
+    instance, like the method itself: ``self`` is not part of its schema. An external tool
+    (``tool(fn, external=True)``) has a signature only: its result comes from outside the execution.
     """
 
     _fn: Callable[P, R]
@@ -131,6 +157,8 @@ class Tool(Generic[DepsT_contra, P, R]):
     _input_model: type[pydantic.BaseModel]
     _input_schema: dict[str, Any]
     _owner: str | None
+    _requires_approval: bool | ApprovalCheck[Any]
+    _external: bool
 
     def __init__(
         self,
@@ -141,10 +169,14 @@ class Tool(Generic[DepsT_contra, P, R]):
         sequential: bool = False,
         timeout_s: float | None = None,
         strict: bool = False,
+        requires_approval: bool | ApprovalCheck[Any] = False,
+        external: bool = False,
     ) -> None:
         if not callable(fn):
             raise AgentDefinitionError(f"@tool needs a function, got {fn!r}.")
         tool_name = check_tool_name(name if name is not None else getattr(fn, "__name__", None), "Tool")
+        check_approval(requires_approval, bool(external), tool_name)
+        check_external_timeout(bool(external), timeout_s, tool_name)
         summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
         owner = method_owner(fn)
         takes_ctx, fields, model = build_input_model(fn, tool_name, param_docs, skip_self=owner is not None)
@@ -162,6 +194,8 @@ class Tool(Generic[DepsT_contra, P, R]):
             _input_model=model,
             _input_schema=schema,
             _owner=owner,
+            _requires_approval=requires_approval,
+            _external=bool(external),
         )
         copy_function_identity(self, fn)
 
@@ -206,6 +240,16 @@ class Tool(Generic[DepsT_contra, P, R]):
         return copy.deepcopy(self._input_schema)
 
     @property
+    def requires_approval(self) -> bool | ApprovalCheck[Any]:
+        """Whether a call waits for a person's decision before it runs: a bool, or a predicate ``(ctx, args)``."""
+        return self._requires_approval
+
+    @property
+    def external(self) -> bool:
+        """True for a tool whose result comes from outside the execution (the function is never called)."""
+        return self._external
+
+    @property
     def unbound_method_of(self) -> str | None:
         """The class name, for a method read from its class (no instance to bind ``self`` to); else None."""
         return self._owner
@@ -246,11 +290,11 @@ class Tool(Generic[DepsT_contra, P, R]):
             param = strict_param(param)
         return typing.cast("ToolParam", param)
 
-    async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
-        """Validate the model's input against the signature, then call the function.
+    def approval_args(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """The model's input validated against the signature: the arguments by parameter name.
 
         Raises:
-            InvalidToolInput: the input does not match; the function was not called.
+            InvalidToolInput: the input does not match.
         """
         try:
             validated = self._input_model.model_validate(tool_input)
@@ -259,7 +303,15 @@ class Tool(Generic[DepsT_contra, P, R]):
                 f"invalid input for tool {self.name!r}:\n{format_validation_errors(exc)}\n"
                 "Fix the input and call the tool again."
             ) from None
-        kwargs = {param: getattr(validated, field) for param, field in self._fields.items()}
+        return {param: getattr(validated, field) for param, field in self._fields.items()}
+
+    async def invoke(self, tool_input: dict[str, Any], ctx: RunContext[Any]) -> object:
+        """Validate the model's input against the signature, then call the function.
+
+        Raises:
+            InvalidToolInput: the input does not match; the function was not called.
+        """
+        kwargs = self.approval_args(tool_input)
         if self.takes_ctx:
             return await call_maybe_async(self.fn, ctx, **kwargs)
         return await call_maybe_async(self.fn, **kwargs)
@@ -269,115 +321,10 @@ Helper: TypeAlias = HelperTool | Tool[DepsT_contra, ..., Any]
 """Anything accepted in ``define_agent(helpers=[...])``."""
 
 
-class _ToolDecorator(Protocol):
-    @overload
-    def __call__(
-        self, fn: Callable[Concatenate[RunContext[D], P_co], R_co], /
-    ) -> Tool[D, Concatenate[RunContext[D], P_co], R_co]: ...
-    @overload
-    def __call__(self, fn: Callable[P_co, R_co], /) -> Tool[object, P_co, R_co]: ...
-
-
-@overload
-def tool(
-    fn: Callable[Concatenate[RunContext[D], P], R],
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    sequential: bool = False,
-    timeout_s: float | None = None,
-    strict: bool = False,
-) -> Tool[D, Concatenate[RunContext[D], P], R]: ...
-@overload
-def tool(
-    fn: Callable[P, R],
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    sequential: bool = False,
-    timeout_s: float | None = None,
-    strict: bool = False,
-) -> Tool[object, P, R]: ...
-@overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    sequential: bool = False,
-    timeout_s: float | None = None,
-    strict: bool = False,
-) -> _ToolDecorator: ...
-def tool(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    sequential: bool = False,
-    timeout_s: float | None = None,
-    strict: bool = False,
-) -> Tool[Any, ..., Any] | _ToolDecorator:
-    """Make a typed function a helper tool: ``@tool``, ``@tool(name=...)`` or ``tool(fn, ...)``.
-
-    The input schema comes from the signature (pydantic), the description from the docstring (its
-    ``Args:`` section describes the parameters). An optional first parameter annotated
-    ``RunContext[Deps]`` receives the run context and is not part of the schema.
-
-    Args:
-        fn: The function (sync or async).
-        name: Tool name; defaults to the function's name.
-        description: Tool description; defaults to the docstring's summary.
-        sequential: When this tool is in a batch of helper calls, run the batch one by one.
-        timeout_s: A call still running after this many seconds becomes an error result.
-        strict: Send the tool with Anthropic's ``strict: true``, so the model's input always matches the schema.
-
-    Raises:
-        AgentDefinitionError: the name is invalid or the signature cannot be turned into a schema.
-    """
-    if fn is None:
-
-        def decorate(f: Callable[..., Any]) -> Tool[Any, ..., Any]:
-            return Tool(
-                f, name=name, description=description, sequential=sequential, timeout_s=timeout_s, strict=strict
-            )
-
-        return typing.cast("_ToolDecorator", decorate)
-    # Declared, so that pyright solves the deps parameter (it cannot from the function alone).
-    made: Tool[Any, ..., Any] = Tool(
-        fn, name=name, description=description, sequential=sequential, timeout_s=timeout_s, strict=strict
-    )
-    return made
-
-
-def check_timeout(timeout_s: float | None, name: str) -> float | None:
-    """Reject per-tool timeouts that are not finite positive numbers (NaN and infinity included)."""
-    if timeout_s is not None and not (is_finite_number(timeout_s) and timeout_s > 0):
+def check_external_timeout(external: bool, timeout_s: float | None, name: str) -> None:
+    """Reject a ``timeout_s`` on an external tool: nothing of it runs here to time."""
+    if external and timeout_s is not None:
         raise AgentDefinitionError(
-            f"Tool {name!r}: timeout_s must be a finite positive number of seconds (or None for no timeout), "
-            f"got {timeout_s!r}."
+            f"Tool {name!r} is external: its result comes from outside, so there is nothing to time out. Drop "
+            "timeout_s, or bound the whole execution with ExecutionLimits(timeout_s=...)."
         )
-    return timeout_s
-
-
-def copy_function_identity(wrapper: object, fn: object) -> None:
-    """Copy the function's name and docs onto the ``Tool`` so it still looks like the function."""
-    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-        value = getattr(fn, attr, None)
-        if value is not None:
-            wrapper.__dict__[attr] = value
-
-
-def format_validation_errors(exc: pydantic.ValidationError) -> str:
-    """One ``- path: message`` line per pydantic error."""
-    return "\n".join(f"- {line}" for line in validation_error_lines(exc))
-
-
-def validation_error_lines(exc: pydantic.ValidationError) -> list[str]:
-    """``path: message`` for each pydantic error (``(root)`` for whole-object errors)."""
-    lines: list[str] = []
-    for error in exc.errors(include_url=False):
-        path = ".".join(str(part) for part in error["loc"]) or "(root)"
-        lines.append(f"{path}: {error['msg']}")
-    return lines

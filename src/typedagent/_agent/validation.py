@@ -11,8 +11,8 @@ import pydantic
 
 from .._shared.errors import AgentDefinitionError, OutputRejected, safe_str
 from .._shared.threads import call_maybe_async
+from .calling import validation_error_lines
 from .context import RunContext
-from .tools import validation_error_lines
 
 if TYPE_CHECKING:
     from .output import OutputTool

@@ -17,6 +17,7 @@ from .._agent.locate import ImportFailed, Target, UsageError, load_agent
 from .._api.transport import BATCH_CONCURRENCY, Transport, default_concurrency
 from .._many.journal import Journal
 from .._many.many import DEFAULT_CONCURRENCY, execute_many
+from .._run.arguments import check_tools_can_wait
 from .._shared.errors import JournalError
 from ._batch_inputs import check_inputs, read_inputs
 from ._batch_ray import connect_ray, ray_stream
@@ -81,6 +82,13 @@ def batch_command(args: argparse.Namespace, stderr: TextIO) -> int:
     except ImportFailed as exc:
         raise UsageError(str(exc)) from exc
     agent = target.agent
+    try:
+        check_tools_can_wait(agent, False)
+    except ValueError as exc:
+        raise UsageError(
+            f"{exc} typedagent batch cannot pause: run such an agent with typedagent run, or from Python with "
+            "execute_many(..., pausable=True)"
+        ) from None
     if args.max_attempts is not None:
         validation = dataclasses.replace(agent.validation, max_attempts=args.max_attempts)
         agent = dataclasses.replace(agent, validation=ValidationConfig(**dataclasses.asdict(validation)))

@@ -8,11 +8,11 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
+from .._agent.calling import TOOL_NAME_RE
 from .._agent.definition import AgentDefinition
 from .._agent.locate import ImportFailed, Target, UsageError, agents_in, load_agent, load_module, split_target
 from .._agent.models import model_warning
 from .._agent.schemas import as_list, as_mapping, schema_problems
-from .._agent.tools import TOOL_NAME_RE
 from .._run.sync import run_blocking
 from ._progress import make_lines
 

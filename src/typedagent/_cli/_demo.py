@@ -130,9 +130,8 @@ def demo_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         client = None if live else example.module.scripted_client()
         progress = Progress(stdout)
         progress.start(example.agent, label=example.name, mode="live model" if live else "scripted model")
-        result, interrupted = execute(
-            example.agent, example.prompt, deps=deps, client=client, callbacks=progress.callbacks()
-        )
+        arguments = {"prompt": example.prompt, "deps": deps, "client": client}
+        result, interrupted = execute(example.agent, arguments, callbacks=progress.callbacks())
         progress.finish(result)
         if interrupted:
             lines.line(("Interrupted: the remaining examples were not run.", "bold red"))

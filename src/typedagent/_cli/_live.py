@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._progress import Progress, to_json
 
 if TYPE_CHECKING:
-    from .._streaming.events import AgentStreamEvent
+    from .._streaming.events import AgentStreamEvent, Paused
 
 __all__ = ["LiveView"]
 
@@ -30,7 +30,7 @@ class LiveView:
         self.doing: str = ""
         """What it is writing (its text, its thinking, a tool's input): what it writes next starts afresh."""
 
-    def __call__(self, event: AgentStreamEvent[Any]) -> None:
+    def __call__(self, event: AgentStreamEvent[Any] | Paused) -> None:
         """Show one streamed event."""
         if self.progress.json_events:
             self._json(event)
@@ -55,7 +55,7 @@ class LiveView:
         self.writing += piece
         self.progress.lines.status(f"{where} · {doing}: {_tail(self.writing)}")
 
-    def _json(self, event: AgentStreamEvent[Any]) -> None:
+    def _json(self, event: AgentStreamEvent[Any] | Paused) -> None:
         fields: dict[str, Any]
         match event.kind:
             case "text_delta":

@@ -14,6 +14,7 @@ from ._batch import add_batch_parser, batch_command
 from ._check import add_check_parser, check_command
 from ._demo import add_demo_parser, demo_command
 from ._eval import add_eval_parser, eval_command
+from ._resume import add_resume_parser, resume_command
 from ._run import EXIT_INTERRUPTED, add_run_parser, run_command
 
 __all__ = ["build_parser", "main"]
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"typedagent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_run_parser(commands)
+    add_resume_parser(commands)
     add_batch_parser(commands)
     add_check_parser(commands)
     add_demo_parser(commands)
@@ -46,7 +48,7 @@ def main(
     stderr: TextIO | None = None,
     stdin: TextIO | None = None,
 ) -> int:
-    """Run the command line; returns the exit status (0 success, 1 failure, 2 usage error).
+    """Run the command line; returns the exit status (0 success, 1 failure, 2 usage error, 3 paused).
 
     Args:
         argv: Arguments without the program name; default ``sys.argv[1:]``.
@@ -65,6 +67,8 @@ def main(
     try:
         if args.command == "run":
             return run_command(args, out, err, inp)
+        if args.command == "resume":
+            return resume_command(args, out, err, inp)
         if args.command == "check":
             return check_command(args, out, err)
         if args.command == "batch":

@@ -18,11 +18,12 @@ from .._shared.events import (
     ToolResult,
     ValidationFailure,
 )
+from .._shared.pausing import ExecutePaused, PausedState
 from .._shared.results import ExecuteFailure, ExecutionMetadata, TokenUsage
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
-    from .._shared.results import ExecuteResult
+    from .._shared.pausing import PausableResult
 
 __all__ = ["Lines", "Progress", "Summary", "make_lines", "to_json"]
 
@@ -178,6 +179,8 @@ class Progress:
             on_tool_call=self._tool_call,
             on_tool_result=self._tool_result,
             on_validation_failure=self._validation_failure,
+            on_pause=self._pause,
+            on_resume=self._resume,
         )
 
     def _emit(self, event: str, state: ExecutionState | None, **fields: Any) -> None:
@@ -295,13 +298,28 @@ class Progress:
         for error in event.errors:
             self.lines.line(("      - ", "yellow"), _clip(error, 140))
 
-    def finish(self, result: ExecuteResult[Any]) -> Summary:
-        """Report how the run ended, with the summary figures; returns them."""
+    def _pause(self, state: ExecutionState, event: ExecutePaused) -> None:
+        if self.json_events:
+            pending = [{"id": c.id, "name": c.name, "kind": c.kind, "input": c.input} for c in event.pending]
+            self._emit("pause", state, pending=pending)
+
+    def _resume(self, state: ExecutionState, event: PausedState) -> None:
+        if self.json_events:
+            self._emit("resume", state, pauses=event.pauses)
+            return
+        self._inputs.update((call.id, call.input) for call in event.pending)
+        waited = ", ".join(f"{call.name} ({call.kind})" for call in event.pending)
+        self.lines.line(("▶ resumed", "bold"), (f" after pause {event.pauses}, deciding {waited}", "dim"))
+
+    def finish(self, result: PausableResult[Any]) -> Summary:
+        """Report how the run ended (or paused), with the summary figures; returns them."""
         self.lines.close()
         summary = Summary.of(result.metadata)
         if self.json_events:
-            fields: dict[str, Any] = {"ok": result.ok, **summary.as_json()}
-            if isinstance(result, ExecuteFailure):
+            fields: dict[str, Any] = {"ok": result.ok, "status": result.status, **summary.as_json()}
+            if isinstance(result, ExecutePaused):
+                fields["pending"] = [{"id": c.id, "name": c.name, "kind": c.kind} for c in result.pending]
+            elif isinstance(result, ExecuteFailure):
                 error = result.error
                 fields["error"] = {
                     "code": str(error.code),
@@ -314,7 +332,12 @@ class Progress:
             fields["callback_errors"] = [to_json(e) for e in result.metadata.callback_errors]
             self._emit("end", None, **fields)
             return summary
-        if isinstance(result, ExecuteFailure):
+        if isinstance(result, ExecutePaused):
+            self.lines.line(("⏸ paused: ", "bold yellow"), f"waiting on {_plural(len(result.pending), 'call')}")
+            for call in result.pending:
+                arguments = _clip(json.dumps(call.input, ensure_ascii=False, default=str), 90)
+                self.lines.line(("    ", ""), (call.name, "bold"), f" {arguments}", (f" · {call.kind}", "dim"))
+        elif isinstance(result, ExecuteFailure):
             self.lines.line(("✗ failed: ", "bold red"), (str(result.error.code), "bold red"))
             self.lines.line(("  ", ""), result.error.message)
             if result.error.last_output is not None:

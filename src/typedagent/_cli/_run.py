@@ -10,25 +10,35 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import pydantic
 
 from .._agent.definition import AgentDefinition
 from .._agent.locate import ImportFailed, Target, UsageError, load_agent
 from .._run.arguments import MISSING
-from .._run.loop import execute_agent
+from .._run.execute import execute as execute_run
 from .._run.sync import run_blocking
 from .._shared.events import ExecuteCallbacks
-from .._shared.limits import AbortEvent
-from .._shared.results import ExecuteFailure, ExecuteResult
-from .._streaming.events import AgentStreamEvent
-from .._streaming.stream import stream_agent
+from .._shared.pausing import ExecutePaused, PausableResult
+from .._shared.results import ExecuteFailure
+from .._streaming.events import AgentStreamEvent, Paused
+from .._streaming.stream import AgentStream, stream_agent
 from ._live import LiveView
+from ._pause import TerminalApprover, default_state_path, report_paused
 from ._progress import Progress
 from ._scripted import scripted_factory
 
-__all__ = ["EXIT_INTERRUPTED", "add_run_parser", "execute", "output_json", "run_command", "write_json"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "add_client_options",
+    "add_run_parser",
+    "execute",
+    "output_json",
+    "report",
+    "run_command",
+    "write_json",
+]
 
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C, as shells report a process ended by SIGINT."""
@@ -41,7 +51,9 @@ def add_run_parser(commands: Any) -> None:
         help="run an agent once: progress on stderr, the typed output as JSON on stdout",
         description=(
             "Run an agent once. Live progress goes to stderr; the validated output goes to stdout as JSON. "
-            "Exit status: 0 success, 1 the execution failed (error code on stderr), 2 usage error."
+            "A run that pauses at tool calls waiting for a decision writes its state to a file and says how to "
+            "resume it (typedagent resume). Exit status: 0 success, 1 the execution failed (error code on "
+            "stderr), 2 usage error, 3 paused."
         ),
     )
     parser.add_argument(
@@ -55,6 +67,23 @@ def add_run_parser(commands: Any) -> None:
     )
     parser.add_argument(
         "--max-attempts", type=_positive_int, metavar="N", help="override ValidationConfig.max_attempts"
+    )
+    add_client_options(parser)
+
+
+def add_client_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``run`` and ``resume`` share: where the model's replies come from, approvals, the state file."""
+    parser.add_argument(
+        "--approve",
+        action="store_true",
+        help="ask on the terminal about each tool call that needs approval (y/n, and a reason for n) instead of "
+        "pausing at it",
+    )
+    parser.add_argument(
+        "--state-file",
+        metavar="PATH",
+        type=Path,
+        help="where a run that pauses writes its state (default: AGENT-ID.paused.json in the working folder)",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -95,24 +124,43 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
         deps = make_deps()  # a scripted example brings its own deps, as in `typedagent demo`
     else:
         deps = parse_deps(agent, args.deps_json)
+    if args.approve and args.prompt == "-":
+        raise UsageError("--approve reads your answers from stdin, so the prompt cannot come from stdin too")
     # Like a shell's "$(cat file)", stdin loses the newlines that end it: the same text, the same prompt.
     prompt = stdin.read().rstrip("\n") if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise UsageError("the prompt is empty: pass the text to work on (or '-' to read it from stdin)")
     client, mode = _scripted(target) if args.scripted else _client(args)
-
     progress = Progress(stderr, json_events=args.json_events)
     progress.start(agent, label=target.label, mode=mode)
+    arguments = {"prompt": prompt, "deps": deps, "client": client, "pausable": True}
+    return report(args, target, agent, arguments, progress, stdout, stdin)
+
+
+def report(
+    args: argparse.Namespace,
+    target: Target,
+    agent: AgentDefinition[Any, Any],
+    arguments: dict[str, Any],
+    progress: Progress,
+    stdout: TextIO,
+    stdin: TextIO,
+) -> int:
+    """Run the execution ``arguments`` describe, report how it ended, and return the exit status."""
+    stderr = progress.stream
+    if args.approve:
+        arguments["approve"] = TerminalApprover(stdin, progress)
     try:
-        result, interrupted = execute(
-            agent, prompt, deps=deps, client=client, callbacks=progress.callbacks(), on_event=LiveView(progress)
-        )
+        result, interrupted = execute(agent, arguments, callbacks=progress.callbacks(), on_event=LiveView(progress))
     except AssertionError as exc:
         # A replay cassette (or another test double) disagreeing with the run: report it, don't crash.
         progress.lines.close()
         stderr.write(f"typedagent: error: {type(exc).__name__}: {exc}\n")
         return 1
     progress.finish(result)
+    if isinstance(result, ExecutePaused):
+        path = args.state_file or getattr(args, "state", None) or default_state_path(agent, result.state)
+        return report_paused(result, path, target.label, progress, stdout)
     if isinstance(result, ExecuteFailure):
         if not args.json_events:
             stderr.write(f"typedagent: {agent.name} failed with {result.error.code}\n")
@@ -123,13 +171,11 @@ def run_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin:
 
 def execute(
     agent: AgentDefinition[Any, Any],
-    prompt: str,
+    arguments: dict[str, Any],
     *,
-    deps: Any,
-    client: Any,
     callbacks: ExecuteCallbacks,
-    on_event: Callable[[AgentStreamEvent[Any]], None] | None = None,
-) -> tuple[ExecuteResult[Any], bool]:
+    on_event: Callable[[AgentStreamEvent[Any] | Paused], None] | None = None,
+) -> tuple[PausableResult[Any], bool]:
     """Run one execution on a worker thread; returns the result and whether Ctrl-C cancelled it.
 
     The main thread only waits, so Ctrl-C reaches it at once: it sets the execution's abort event, and
@@ -138,14 +184,12 @@ def execute(
     streams (``stream_agent``) and each of its events goes there as it happens.
     """
     abort = threading.Event()
-    future: Future[ExecuteResult[Any]] = Future()
+    future: Future[PausableResult[Any]] = Future()
+    options: dict[str, Any] = {**arguments, "callbacks": callbacks, "abort_event": abort}
 
     def work() -> None:
         try:
-            if on_event is None:
-                main = execute_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort)
-            else:
-                main = _streamed(agent, prompt, deps, client, callbacks, abort, on_event)
+            main = execute_run(agent, **options) if on_event is None else _streamed(agent, options, on_event)
             future.set_result(run_blocking(main))
         except BaseException as exc:
             future.set_exception(exc)
@@ -162,14 +206,14 @@ def execute(
 
 async def _streamed(
     agent: AgentDefinition[Any, Any],
-    prompt: str,
-    deps: Any,
-    client: Any,
-    callbacks: ExecuteCallbacks,
-    abort: AbortEvent,
-    on_event: Callable[[AgentStreamEvent[Any]], None],
-) -> ExecuteResult[Any]:
-    async with stream_agent(agent, prompt, deps=deps, client=client, callbacks=callbacks, abort_event=abort) as run:
+    options: dict[str, Any],
+    on_event: Callable[[AgentStreamEvent[Any] | Paused], None],
+) -> PausableResult[Any]:
+    arguments = dict(options)
+    prompt = arguments.pop("prompt", None)  # none when resuming
+    # The arguments vary (a prompt, or resume= and decisions=): the stream they make can pause either way.
+    stream = cast("AgentStream[Any, Paused, ExecutePaused]", stream_agent(agent, prompt, **arguments))
+    async with stream as run:
         async for event in run:
             on_event(event)
     return run.result

@@ -7,136 +7,25 @@ again (a last line that parses whole is kept, and given its newline). A run hold
 on the file (``flock``, where the platform has it) for as long as the journal is open, so two runs
 never share one. Reading back rebuilds the ``ExecuteResult`` from the line: the output revalidated into the
 agent's output type, the error with its typed context, tokens, attempts and timings (the
-conversation itself is not journaled).
+conversation itself is not journaled). A paused execution (``pausable=True``) is journaled with its whole
+state, conversation included, and read back as the same ``ExecutePaused``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import stat
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast, get_args
-
-import pydantic
-import pydantic_core
+from typing import Any, Final, cast
 
 from .._agent.definition import AgentDefinition
-from .._shared.errors import AgentError, AgentErrorCode, ErrorContext, JournalError
-from .._shared.results import (
-    AttemptOutcome,
-    AttemptRecord,
-    CallbackError,
-    ExecuteFailure,
-    ExecuteResult,
-    ExecuteSuccess,
-    ExecutionMetadata,
-    TokenUsage,
-)
+from .._shared.errors import JournalError
+from .records import VERSION
 
-__all__ = ["Journal", "record_line", "result_of"]
-
-VERSION: Final = 1
-"""The format version written in each line (``"v"``); a journal of a higher version is refused."""
-_CONTEXTS: Final[dict[str, type[Any]]] = {cls.__name__: cls for cls in get_args(ErrorContext)}
-
-
-def record_line(
-    *, key: str, index: int, fingerprint: str, agent: AgentDefinition[Any, Any], result: ExecuteResult[Any]
-) -> bytes:
-    """One journal line (JSON, newline-terminated) for a finished execution."""
-    meta = result.metadata
-    if isinstance(result, ExecuteSuccess):
-        outcome, output, error = "success", agent.output.to_json(result.output), None
-    else:
-        outcome, output, error = str(result.error.code), None, _error_json(result.error)
-    record: dict[str, Any] = {
-        "key": key,
-        "index": index,
-        "outcome": outcome,
-        "output": output,
-        "error": error,
-        "tokens": dataclasses.asdict(meta.tokens),
-        "cost_usd": meta.cost_usd,
-        "tool_calls": meta.tool_calls,
-        "agent": agent.name,
-        "model": meta.model,
-        "iterations": meta.iterations,
-        "latency_ms": round(meta.latency_ms, 3),
-        "attempts": [_attempt_json(attempt) for attempt in meta.attempts],
-        "callback_errors": [dataclasses.asdict(error) for error in meta.callback_errors],
-        "input_sha256": fingerprint,
-        "v": VERSION,
-    }
-    return pydantic_core.to_json(record, fallback=str) + b"\n"
-
-
-def _error_json(error: AgentError) -> dict[str, Any]:
-    context = {"type": type(error.context).__name__, **dataclasses.asdict(error.context)}
-    return {"code": str(error.code), "message": error.message, "context": context, "last_output": error.last_output}
-
-
-def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
-    data = dataclasses.asdict(attempt)
-    data["outcome"] = str(attempt.outcome)
-    return data
-
-
-def result_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any]) -> ExecuteResult[Any]:
-    """Rebuild the ``ExecuteResult`` a journal line stands for.
-
-    Raises:
-        JournalError: the line does not fit (an output the agent's output type no longer accepts, an
-            unknown error code).
-    """
-    key = record.get("key")
-    try:
-        metadata = ExecutionMetadata(
-            model=record["model"],
-            tokens=TokenUsage(**record["tokens"]),
-            attempts=tuple(_attempt_of(attempt) for attempt in record["attempts"]),
-            iterations=record["iterations"],
-            latency_ms=record["latency_ms"],
-            callback_errors=tuple(CallbackError(**error) for error in record["callback_errors"]),
-            messages=[],
-            cost_usd=record.get("cost_usd"),
-            tool_calls=record.get("tool_calls", 0),
-        )
-        error = record["error"]
-        if error is None:
-            return ExecuteSuccess(output=agent.output.from_json(record["output"]), metadata=metadata)
-        data = dict(error["context"])
-        context_type = _CONTEXTS[data.pop("type")]
-        context = context_type(**{name: _tuples(value) for name, value in data.items()})
-        failure = AgentError(
-            code=AgentErrorCode(error["code"]),
-            message=error["message"],
-            context=cast("ErrorContext", context),
-            last_output=error["last_output"],
-        )
-        return ExecuteFailure(error=failure, metadata=metadata)
-    except pydantic.ValidationError as exc:
-        raise JournalError(
-            f"the journaled output of key {key!r} no longer fits {agent.output.type_name} ({exc.error_count()} "
-            "problem(s)): the output type changed since it was written. Use a new journal file."
-        ) from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise JournalError(f"the journal line of key {key!r} is not one typedagent can read back: {exc!r}.") from None
-
-
-def _attempt_of(data: Mapping[str, Any]) -> AttemptRecord:
-    return AttemptRecord(
-        number=data["number"],
-        iterations=data["iterations"],
-        tokens=TokenUsage(**data["tokens"]),
-        outcome=AttemptOutcome(data["outcome"]),
-        candidate=data["candidate"],
-        validation_errors=tuple(data["validation_errors"]),
-    )
+__all__ = ["Journal"]
 
 
 def _whole_record(line: bytes) -> bool:
@@ -167,14 +56,6 @@ def _lock(fd: int, path: Path) -> None:
         ) from None
     except OSError:  # pragma: no cover - a file system without locks
         return
-
-
-def _tuples(value: Any) -> Any:
-    """JSON lists back to the tuples the context classes hold."""
-    if isinstance(value, list):
-        items = cast("list[Any]", value)  # type: ignore[redundant-cast]  # pyright leaves it partly Unknown
-        return tuple(_tuples(item) for item in items)
-    return value
 
 
 class Journal:

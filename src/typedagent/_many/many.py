@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
 import pydantic
 from typing_extensions import TypeVar
@@ -13,9 +13,11 @@ from .._agent.definition import AgentDefinition
 from .._api.client import MessagesClient
 from .._api.ratelimit import RateLimits
 from .._api.transport import ONLINE_CONCURRENCY, Transport, check_transport, default_concurrency
+from .._run.arguments import check_tools_can_wait
 from .._run.sync import refuse_running_loop, run_blocking
 from .._shared.events import ExecuteCallbacks
 from .._shared.limits import AbortEvent, ExecutionLimits
+from .._shared.pausing import PausableResult
 from .inputs import RunInput, Source
 from .scheduler import ManyResult, drive
 
@@ -76,6 +78,37 @@ def execute_many(
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
+    pausable: Literal[False] = False,
+) -> AsyncGenerator[ManyResult[OutputT], None]: ...
+@overload
+def execute_many(
+    agent: AgentDefinition[OutputT, None],
+    inputs: Iterable[PromptInput] | AsyncIterable[PromptInput],
+    *,
+    concurrency: int | None = None,
+    client: MessagesClient | None = None,
+    rate_limits: RateLimits | None = ...,
+    limits: ExecutionLimits | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    abort_event: AbortEvent | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
+    pausable: bool,
+) -> AsyncGenerator[ManyResult[OutputT, PausableResult[OutputT]], None]: ...
+@overload
+def execute_many(
+    agent: AgentDefinition[OutputT, DepsT],
+    inputs: Iterable[RunInput[DepsT]] | AsyncIterable[RunInput[DepsT]],
+    *,
+    concurrency: int | None = None,
+    client: MessagesClient | None = None,
+    rate_limits: RateLimits | None = ...,
+    limits: ExecutionLimits | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    abort_event: AbortEvent | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
+    pausable: Literal[False] = False,
 ) -> AsyncGenerator[ManyResult[OutputT], None]: ...
 @overload
 def execute_many(
@@ -90,7 +123,8 @@ def execute_many(
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
-) -> AsyncGenerator[ManyResult[OutputT], None]: ...
+    pausable: bool,
+) -> AsyncGenerator[ManyResult[OutputT, PausableResult[OutputT]], None]: ...
 def execute_many(
     agent: AgentDefinition[OutputT, Any],
     inputs: Iterable[Any] | AsyncIterable[Any],
@@ -103,7 +137,8 @@ def execute_many(
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
-) -> AsyncGenerator[ManyResult[OutputT], None]:
+    pausable: bool = False,
+) -> AsyncGenerator[ManyResult[OutputT, Any], None]:
     """Run the agent on every input, at most ``concurrency`` at a time, yielding results as they finish.
 
     Inputs are read lazily, one when there is room for another execution. All executions share one
@@ -128,6 +163,9 @@ def execute_many(
         journal: A JSONL file recording every finished execution; reused to resume.
         transport: ``"online"``, or ``"message_batches"`` / ``MessageBatches(...)``: every model call goes
             in a Message Batch (half the token price; the journal's run resumes into its batches).
+        pausable: Executions may pause at tool calls waiting for a decision: each is yielded as an
+            ``ExecutePaused`` and journaled with its whole state (conversation included), so running the batch
+            again with the same journal reads it back paused instead of executing it again.
 
     Yields:
         ``ManyResult`` per input (index, key, result), in completion order.
@@ -139,6 +177,7 @@ def execute_many(
         JournalError: the journal is another agent's, damaged, or its derived keys no longer fit the inputs.
     """
     _check_arguments(agent, inputs, concurrency, rate_limits, limits, callbacks)
+    check_tools_can_wait(agent, pausable)
     return drive(
         agent,
         Source(inputs),
@@ -150,6 +189,7 @@ def execute_many(
         abort_event=abort_event,
         journal_path=journal,
         transport=check_transport(transport),
+        pausable=pausable,
     )
 
 
@@ -166,6 +206,37 @@ def execute_many_sync(
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
+    pausable: Literal[False] = False,
+) -> list[ManyResult[OutputT]]: ...
+@overload
+def execute_many_sync(
+    agent: AgentDefinition[OutputT, None],
+    inputs: Iterable[PromptInput] | AsyncIterable[PromptInput],
+    *,
+    concurrency: int | None = None,
+    client: MessagesClient | None = None,
+    rate_limits: RateLimits | None = ...,
+    limits: ExecutionLimits | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    abort_event: AbortEvent | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
+    pausable: bool,
+) -> list[ManyResult[OutputT, PausableResult[OutputT]]]: ...
+@overload
+def execute_many_sync(
+    agent: AgentDefinition[OutputT, DepsT],
+    inputs: Iterable[RunInput[DepsT]] | AsyncIterable[RunInput[DepsT]],
+    *,
+    concurrency: int | None = None,
+    client: MessagesClient | None = None,
+    rate_limits: RateLimits | None = ...,
+    limits: ExecutionLimits | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    abort_event: AbortEvent | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    transport: Transport = "online",
+    pausable: Literal[False] = False,
 ) -> list[ManyResult[OutputT]]: ...
 @overload
 def execute_many_sync(
@@ -180,7 +251,8 @@ def execute_many_sync(
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
-) -> list[ManyResult[OutputT]]: ...
+    pausable: bool,
+) -> list[ManyResult[OutputT, PausableResult[OutputT]]]: ...
 def execute_many_sync(
     agent: AgentDefinition[OutputT, Any],
     inputs: Iterable[Any] | AsyncIterable[Any],
@@ -193,7 +265,8 @@ def execute_many_sync(
     abort_event: AbortEvent | None = None,
     journal: str | os.PathLike[str] | None = None,
     transport: Transport = "online",
-) -> list[ManyResult[OutputT]]:
+    pausable: bool = False,
+) -> list[ManyResult[OutputT, Any]]:
     """Blocking ``execute_many``: same arguments; returns every result, in input order.
 
     Raises:
@@ -214,11 +287,12 @@ def execute_many_sync(
         abort_event=abort_event,
         journal=journal,
         transport=transport,
+        pausable=pausable,
     )
     return run_blocking(in_input_order(stream))
 
 
-async def in_input_order(stream: AsyncGenerator[ManyResult[OutputT], None]) -> list[ManyResult[OutputT]]:
+async def in_input_order(stream: AsyncGenerator[ManyResult[OutputT, Any], None]) -> list[ManyResult[OutputT, Any]]:
     """Every result of ``stream`` (closed however reading ends), sorted back into input order."""
     async with contextlib.aclosing(stream):
         results = [result async for result in stream]

@@ -18,18 +18,21 @@ from .._api.message_batches import MessageBatches
 from .._api.ratelimit import RateLimits
 from .._api.ratelimit_client import limited_client
 from .._api.transport import batching_client
-from .._run.loop import execute_agent
+from .._run.execute import execute
 from .._shared.errors import AgentErrorCode, JournalError
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks
 from .._shared.generics import subscriptable
 from .._shared.limits import AbortEvent, ExecutionLimits, Guard
-from .._shared.results import ExecuteFailure, ExecuteResult
+from .._shared.pausing import PausableResult
+from .._shared.results import ExecuteFailure, ExecuteSuccess
 from .inputs import Input, Source, fingerprint, prepare
-from .journal import Journal, record_line, result_of
+from .journal import Journal
+from .records import record_line, result_of
 
 __all__ = ["ManyResult", "drive"]
 
 OutputT_co = TypeVar("OutputT_co", covariant=True)
+ResultT_co = TypeVar("ResultT_co", covariant=True, default=ExecuteSuccess[OutputT_co] | ExecuteFailure)
 
 _YIELD_EVERY: Final = 256
 """Resumed results read back in a row before the event loop gets a turn (signals, progress)."""
@@ -37,18 +40,23 @@ _YIELD_EVERY: Final = 256
 
 @subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ManyResult(Generic[OutputT_co]):
-    """The result of one input of ``execute_many``."""
+class ManyResult(Generic[OutputT_co, ResultT_co]):
+    """The result of one input of ``execute_many``.
+
+    ``ManyResult[Output]``'s ``result`` is an ``ExecuteResult[Output]``; with ``execute_many(..., pausable=True)``
+    it is ``ManyResult[Output, PausableResult[Output]]``, whose ``result`` may be an ``ExecutePaused``.
+    """
 
     index: int
     """The input's position (0-based) in ``inputs``."""
     key: str
     """The input's key (``RunInput.key``, or ``#<index>`` when it had none)."""
-    result: ExecuteResult[OutputT_co]
+    result: ResultT_co
     """The execution's result, exactly as ``execute_agent`` returns it."""
     resumed: bool = False
-    """Read back from the journal (finished in an earlier run), not executed now. Its ``metadata.messages``
-    is empty: the journal does not keep conversations."""
+    """Read back from the journal (finished, or paused, in an earlier run), not executed now. Its
+    ``metadata.messages`` is empty: the journal does not keep conversations, except a paused execution's (its
+    ``state`` holds the conversation, so the journal does)."""
 
 
 async def _run_one(
@@ -58,10 +66,18 @@ async def _run_one(
     limits: ExecutionLimits | None,
     callbacks: ExecuteCallbacks | None,
     abort_event: AbortEvent | None,
-) -> ExecuteResult[Any]:
+    pausable: bool,
+) -> PausableResult[Any]:
     EXECUTION_KEY.set(job.key)  # this task's own context: its callbacks see the key
-    return await execute_agent(
-        agent, job.prompt, deps=job.deps, client=client, limits=limits, callbacks=callbacks, abort_event=abort_event
+    return await execute(
+        agent,
+        job.prompt,
+        deps=job.deps,
+        client=client,
+        limits=limits,
+        callbacks=callbacks,
+        abort_event=abort_event,
+        pausable=pausable,
     )
 
 
@@ -78,8 +94,10 @@ class _Batch:
         callbacks: ExecuteCallbacks | None,
         abort_event: AbortEvent | None,
         journal: Journal | None,
+        pausable: bool = False,
     ) -> None:
         self.agent = agent
+        self.pausable = pausable
         self.source = source
         self.concurrency = concurrency
         self.client = client
@@ -95,7 +113,7 @@ class _Batch:
         """An execution that crashed (a bug, not a failure result): the run stops and raises it."""
         self.keys_seen: set[str] = set()
         """Every key of this run (not the inputs themselves), to refuse duplicates."""
-        self.resumed: list[ManyResult[Any]] = []
+        self.resumed: list[ManyResult[Any, Any]] = []
         self.fingerprints: dict[str, str] = {}
         self.done: list[asyncio.Future[Any]] = []
         self.wake = asyncio.Event()
@@ -154,7 +172,7 @@ class _Batch:
             self.resumed.append(ManyResult(index=index, key=job.key, result=record, resumed=True))
             return
         task = asyncio.ensure_future(
-            _run_one(self.agent, job, self.client, self.limits, self.callbacks, self.abort_event)
+            _run_one(self.agent, job, self.client, self.limits, self.callbacks, self.abort_event, self.pausable)
         )
         task.add_done_callback(self.on_done)
         self.running[task] = job
@@ -168,7 +186,7 @@ class _Batch:
             self.reading.cancel()
             self.reading = None
 
-    def collect(self, done: list[asyncio.Future[Any]]) -> list[ManyResult[Any]]:
+    def collect(self, done: list[asyncio.Future[Any]]) -> list[ManyResult[Any, Any]]:
         """Take the input just read and the executions just finished; a crashed execution sets ``failure``."""
         reading = self.reading
         if reading is not None and reading in done:
@@ -177,7 +195,7 @@ class _Batch:
                 self.take(reading.result())
             except Exception as exc:
                 self.input_error = exc
-        finished: list[ManyResult[Any]] = []
+        finished: list[ManyResult[Any, Any]] = []
         for task in done:
             job = self.running.pop(task, None)
             if job is None:
@@ -199,7 +217,7 @@ class _Batch:
         if isinstance(self.client, BatchingClient):
             await self.client.aclose()  # its batches keep running at the API: a resumed run attaches to them
 
-    def _journaled(self, job: Input) -> ExecuteResult[Any] | None:
+    def _journaled(self, job: Input) -> PausableResult[Any] | None:
         if job.key in self.keys_seen:
             raise ValueError(f"input {job.index}: key {job.key!r} is used twice; every input needs a key of its own.")
         self.keys_seen.add(job.key)
@@ -213,7 +231,7 @@ class _Batch:
                 "changed order or content since. Give the inputs their own keys (RunInput(key=...)), or use a new "
                 "journal."
             )
-        return result_of(record, self.agent)
+        return result_of(record, self.agent, pausable=self.pausable)
 
 
 async def drive(
@@ -228,11 +246,12 @@ async def drive(
     abort_event: AbortEvent | None,
     journal_path: str | os.PathLike[str] | None,
     transport: MessageBatches | None = None,
-) -> AsyncGenerator[ManyResult[Any], None]:
+    pausable: bool = False,
+) -> AsyncGenerator[ManyResult[Any, Any], None]:
     journal = None if journal_path is None else await asyncio.to_thread(Journal.open, Path(journal_path), agent)
     given = client if client is not None else CLIENT_IN_CONTEXT.get()
     base = given if given is not None else default_client()
-    batch = _Batch(agent, source, concurrency, base, limits, callbacks, abort_event, journal)
+    batch = _Batch(agent, source, concurrency, base, limits, callbacks, abort_event, journal, pausable)
     try:
         batch.client = await _shared_client(batch, rate_limits, transport, journal_path)
     except BaseException:
@@ -291,7 +310,9 @@ async def _shared_client(
     return batch.client
 
 
-async def _journal(journal: Journal, agent: AgentDefinition[Any, Any], batch: _Batch, result: ManyResult[Any]) -> None:
+async def _journal(
+    journal: Journal, agent: AgentDefinition[Any, Any], batch: _Batch, result: ManyResult[Any, Any]
+) -> None:
     outcome = result.result
     job_fingerprint = batch.fingerprints.pop(result.key)
     if isinstance(outcome, ExecuteFailure) and outcome.error.code == AgentErrorCode.EXECUTION_CANCELLED:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .._shared.results import ExecuteFailure, ExecuteResult
+from .._shared.pausing import PausableResult
+from .._shared.results import ExecuteFailure
 
 __all__ = ["correlation", "log_execution", "log_iteration", "log_tool_call", "logger"]
 
@@ -26,17 +27,18 @@ def _suffix(ids: dict[str, str]) -> str:
     return f" trace_id={ids['trace_id']} span_id={ids['span_id']}" if ids else ""
 
 
-def log_execution(agent: str, result: ExecuteResult[Any], span: Any = None) -> None:
-    """The INFO line of a finished execution: agent, outcome, attempts, iterations, tokens and latency."""
+def log_execution(agent: str, result: PausableResult[Any], span: Any = None) -> None:
+    """The INFO line of a finished (or paused) execution: agent, outcome, attempts, iterations, tokens and latency."""
     if not logger.isEnabledFor(logging.INFO):
         return
     meta = result.metadata
-    outcome = result.error.code.value if isinstance(result, ExecuteFailure) else "success"
+    outcome = result.error.code.value if isinstance(result, ExecuteFailure) else result.status
     ids = correlation(span)
     tokens = meta.tokens
     logger.info(
-        "agent %r finished: %s after %d attempt(s), %d iteration(s), %d tokens (%d in, %d out) in %.1f ms%s",
+        "agent %r %s: %s after %d attempt(s), %d iteration(s), %d tokens (%d in, %d out) in %.1f ms%s",
         agent,
+        "paused" if result.status == "paused" else "finished",
         outcome,
         len(meta.attempts),
         meta.iterations,

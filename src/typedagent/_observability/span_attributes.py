@@ -13,7 +13,8 @@ from .._shared.results import ExecuteFailure
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
-    from .._shared.results import ExecuteResult, TokenUsage
+    from .._shared.pausing import PausableResult
+    from .._shared.results import TokenUsage
 
 __all__ = [
     "MAX_CONTENT_CHARS",
@@ -71,7 +72,7 @@ def usage_attributes(prefix: str, usage: TokenUsage) -> dict[str, int]:
     }
 
 
-def execution_end_attributes(result: ExecuteResult[Any]) -> dict[str, Any]:
+def execution_end_attributes(result: PausableResult[Any]) -> dict[str, Any]:
     """What a finished execution adds to its span: outcome, counts and the aggregated usage.
 
     The usage goes under ``typedagent.usage.*``, never ``gen_ai.usage.*``: backends that add up the usage of a
@@ -79,10 +80,11 @@ def execution_end_attributes(result: ExecuteResult[Any]) -> dict[str, Any]:
     """
     meta = result.metadata
     attributes: dict[str, Any] = {
-        "typedagent.outcome": "success" if result.ok else "failure",
+        "typedagent.outcome": result.status,
         "typedagent.attempts": len(meta.attempts),
         "typedagent.iterations": meta.iterations,
         "typedagent.tool_calls": meta.tool_calls,
+        "typedagent.pauses": meta.pauses,
         **usage_attributes("typedagent.usage", meta.tokens),
     }
     if meta.response_model is not None:

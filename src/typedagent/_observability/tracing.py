@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._api.api_errors import ApiFailure
 from .._api.secrets import credentials
@@ -24,8 +23,8 @@ from .._shared.limits import Interrupted
 from .._shared.results import ExecuteFailure, TokenUsage
 from . import span_attributes as attrs
 from .logs import log_execution, log_iteration, log_tool_call, logger
-from .redacting import RedactingTracerProvider, wrapped_provider
-from .settings import Settings, current, tracer_for
+from .sdk_spans import sdk_spans_of
+from .settings import current, tracer_for
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -33,11 +32,13 @@ if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._run.execution import Execution
     from .._run.reply import Reply
-    from .._shared.results import AttemptRecord, ExecuteResult
+    from .._shared.pausing import ExecutePaused, PausableResult
+    from .._shared.results import AttemptRecord
 
 __all__ = [
     "TracingObserver",
     "attempt_ended",
+    "paused",
     "traced_execution",
     "traced_model_call",
     "traced_tool_call",
@@ -66,63 +67,15 @@ _AGENT: ContextVar[str] = ContextVar("typedagent_agent_name", default="?")
 """The running agent's name for the DEBUG lines of an untraced execution (set only while DEBUG is on)."""
 
 
-def _sdk_spans(execution: Execution, settings: Settings, conversation_id: str) -> bool:
-    """Whether the client's SDK emits the model calls' spans into typedagent's provider.
-
-    A plain SDK client is swapped for a copy (sharing its connection pool) whose spans carry the execution's
-    conversation id, go to ``instrument()``'s provider (unless the client was given one) and record content
-    when asked. A copy that records content sends its spans through a ``RedactingTracerProvider``, which cuts
-    the client's credentials out of them.
-    """
-    client: Any = execution.client
-    if not hasattr(client, "open_telemetry") and hasattr(client, "limiter"):
-        client = client.client  # typedagent's rate-limited wrapper around an SDK client
-    found: object = getattr(client, "open_telemetry", None)
-    if not isinstance(found, Mapping):
-        return False
-    options = cast("Mapping[str, Any]", found)
-    traces: Mapping[str, Any] = options.get("traces", {})
-    if not traces.get("enabled"):
-        return False
-    provider: Any = wrapped_provider(options.get("tracer_provider"))
-    if not (client is execution.client and hasattr(client, "with_options")):
-        return _same_provider(provider, settings)
-    if provider is None:
-        provider = settings.tracer_provider  # a provider the client was given stays its own
-    wanted: dict[str, Any] = {**options, "conversation_id": conversation_id}
-    if settings.include_content:
-        wanted["traces"] = {**traces, "content_mode": "content"}
-    if wanted["traces"].get("content_mode") == "content":
-        from opentelemetry import trace
-
-        wanted["tracer_provider"] = RedactingTracerProvider(
-            provider or trace.get_tracer_provider(), credentials(client)
-        )
-    elif provider is not None:
-        wanted["tracer_provider"] = provider
-    try:
-        execution.client = client.with_options(open_telemetry=wanted)
-    except Exception:  # a client that looks like the SDK's but copies differently: trace it as it is
-        logger.debug("could not copy the client to link its spans to the execution", exc_info=True)
-        return _same_provider(wrapped_provider(options.get("tracer_provider")), settings)
-    return _same_provider(provider, settings)
-
-
-def _same_provider(clients: object, settings: Settings) -> bool:
-    """Whether a client with the tracer provider ``clients`` (None: the registered one) sends spans where we do."""
-    ours: object = settings.tracer_provider
-    if clients is ours:
-        return True
-    from opentelemetry import trace
-
-    registered = trace.get_tracer_provider()
-    return (clients or registered) is (ours or registered)
-
-
 async def traced_execution(
-    execution: Execution, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
-) -> ExecuteResult[Any]:
-    """Run the execution inside its ``invoke_agent`` span (when there is a provider), and log its end."""
+    execution: Execution, run: Callable[[Execution], Awaitable[PausableResult[Any]]]
+) -> PausableResult[Any]:
+    """Run the execution inside its ``invoke_agent`` span (when there is a provider), and log its end.
+
+    Each segment of a paused and resumed execution has a span of its own, started where the segment runs (in the
+    trace of the code that resumes it, or a new trace when no span is current): the first segment's span has long
+    ended, maybe in another process. Every later segment's span links to the first's.
+    """
     settings = current()
     tracer = tracer_for(settings)
     agent = execution.agent
@@ -135,13 +88,11 @@ async def traced_execution(
                 _AGENT.reset(named)
         log_execution(agent.name, result)
         return result
-    from opentelemetry.trace import SpanKind, Status, StatusCode, use_span
+    from opentelemetry.trace import Status, StatusCode, use_span
 
-    conversation_id = uuid.uuid4().hex
-    span = tracer.start_span(
-        f"invoke_agent {agent.name}", kind=SpanKind.INTERNAL, attributes=attrs.agent_attributes(agent, conversation_id)
-    )
-    sdk_spans = _sdk_spans(execution, settings, conversation_id)
+    conversation_id = execution.id
+    span = _execution_span(tracer, execution, conversation_id)
+    sdk_spans = sdk_spans_of(execution, settings, conversation_id)
     traced = _Traced(
         tracer, span, agent, conversation_id, settings.include_content, sdk_spans, tuple(credentials(execution.client))
     )
@@ -158,13 +109,51 @@ async def traced_execution(
             span.set_attributes(attrs.execution_end_attributes(result))
             if isinstance(result, ExecuteFailure):
                 span.set_status(Status(StatusCode.ERROR, result.error.code.value))
-            elif traced.content:
+            elif traced.content and result.status == "success":
                 output = attrs.content_json(execution.last_output, traced.secrets)
                 span.set_attribute("gen_ai.output.messages", output)
     finally:
         _CURRENT.reset(token)
     log_execution(agent.name, result, span)
     return result
+
+
+def _execution_span(tracer: Tracer, execution: Execution, conversation_id: str) -> Span:
+    """The ``invoke_agent`` span of this segment: the first names itself in ``execution.trace``, a later one links."""
+    from opentelemetry.trace import Link, SpanKind
+
+    attributes = attrs.agent_attributes(execution.agent, conversation_id)
+    first = _span_context(execution.trace)
+    links = [] if first is None else [Link(first, {"typedagent.link": "first_segment"})]
+    if execution.pauses:
+        attributes["typedagent.resumed"] = True
+    span = tracer.start_span(
+        f"invoke_agent {execution.agent.name}", kind=SpanKind.INTERNAL, attributes=attributes, links=links
+    )
+    if execution.trace is None:
+        context = span.get_span_context()
+        if context.is_valid:
+            execution.trace = f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    elif execution.pauses:
+        span.add_event("typedagent.resume", {"typedagent.pauses": execution.pauses})
+    return span
+
+
+def _span_context(traceparent: str | None) -> Any:
+    """The span context a W3C ``traceparent`` names (None when there is none, or it is malformed)."""
+    if traceparent is None:
+        return None
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    parts = traceparent.split("-")
+    try:
+        version, trace_id, span_id, flags = parts
+        context = SpanContext(
+            int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(int(flags, 16))
+        )
+    except ValueError:
+        return None
+    return context if version == "00" and context.is_valid else None
 
 
 def traced_model_call(execution: Execution, params: dict[str, Any], call: Awaitable[T]) -> Awaitable[T]:
@@ -341,6 +330,23 @@ def attempt_ended(record: AttemptRecord) -> None:
     traced.span.add_event("typedagent.attempt", attributes)
 
 
+def paused(execution: Execution, result: ExecutePaused) -> None:
+    """An event on the execution span as it pauses: the calls it waits on."""
+    traced = _CURRENT.get()
+    if traced is None:
+        return
+    pending = result.pending
+    traced.span.add_event(
+        "typedagent.pause",
+        {
+            "typedagent.pauses": execution.pauses,
+            "typedagent.pending.ids": tuple(call.id for call in pending),
+            "typedagent.pending.names": tuple(call.name for call in pending),
+            "typedagent.pending.kinds": tuple(call.kind for call in pending),
+        },
+    )
+
+
 class TracingObserver:
     """The loop's observer for spans and log lines (``RunObserver``): registered once by ``typedagent/__init__``."""
 
@@ -350,3 +356,4 @@ class TracingObserver:
     model_call = staticmethod(traced_model_call)
     tool_call = staticmethod(traced_tool_call)
     attempt_ended = staticmethod(attempt_ended)
+    paused = staticmethod(paused)

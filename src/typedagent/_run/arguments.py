@@ -13,11 +13,12 @@ from .._api.beta import check_beta_client
 from .._api.pricing import price_for
 from .._shared.events import ExecuteCallbacks
 from .._shared.limits import ExecutionLimits
+from .._shared.pausing import PausedState
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
-__all__ = ["MISSING", "check_arguments", "check_client"]
+__all__ = ["MISSING", "check_arguments", "check_client", "check_pausing", "check_tools_can_wait"]
 
 
 class _Missing:
@@ -33,7 +34,7 @@ HISTORY_SHAPE: Final = "{'role': 'user' or 'assistant', 'content': a str or a li
 
 def check_arguments(
     agent: AgentDefinition[Any, Any],
-    prompt: str | Sequence[ContentBlockParam],
+    prompt: str | Sequence[ContentBlockParam] | None,
     deps: object,
     limits: ExecutionLimits | None,
     callbacks: ExecuteCallbacks | None,
@@ -41,14 +42,14 @@ def check_arguments(
     client: object = None,
     abort_event: object = None,
 ) -> None:
-    """Raise ``TypeError`` (``ValueError`` for a history the API would refuse) before anything is sent."""
+    """Raise ``TypeError`` (``ValueError`` for a history the API would refuse) before anything is sent.
+
+    ``prompt`` is None only when the execution resumes a paused one (``check_pausing`` checks that).
+    """
     if not isinstance(agent, AgentDefinition):
         raise TypeError(f"execute_agent() needs an AgentDefinition from define_agent(), got {type(agent).__name__}.")
-    if not isinstance(prompt, str) and not (isinstance(prompt, Sequence) and all(isinstance(b, dict) for b in prompt)):
-        raise TypeError("prompt must be a str or a list of Messages API content blocks (dicts).")
-    empty = not prompt.strip() if isinstance(prompt, str) else not prompt
-    if empty and not history:
-        raise TypeError("prompt is empty: give the model something to work on (or pass message_history).")
+    if prompt is not None:
+        _check_prompt(prompt, history)
     if agent.deps_type is not None and deps is MISSING:
         raise TypeError(
             f"Agent {agent.name!r} declares deps_type={agent.deps_type.__name__}: pass execute_agent(..., deps=...)."
@@ -63,14 +64,7 @@ def check_arguments(
         )
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
-    asking = [toolset.label for toolset in agent.toolsets if toolset.requires_approval]
-    if asking:
-        raise ValueError(
-            f"Toolset {asking[0]!r} has tools that require approval (requires_approval=...), and this version of "
-            "typedagent cannot ask a person for it yet: leave requires_approval out, or keep such tools from the "
-            "model with deny=[...]."
-        )
-    if history is not None:
+    if history is not None and prompt is not None:
         _check_history(history, prompt)
     if client is not None:
         check_client(client)
@@ -79,6 +73,76 @@ def check_arguments(
         raise TypeError(
             f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "
             "create one, pass it, and call its set() to cancel the execution."
+        )
+
+
+def _check_prompt(prompt: object, history: Sequence[MessageParam] | None) -> None:
+    if not isinstance(prompt, str) and not (
+        isinstance(prompt, Sequence) and all(isinstance(b, dict) for b in cast("Sequence[object]", prompt))
+    ):
+        raise TypeError("prompt must be a str or a list of Messages API content blocks (dicts).")
+    empty = not prompt.strip() if isinstance(prompt, str) else not prompt
+    if empty and not history:
+        raise TypeError("prompt is empty: give the model something to work on (or pass message_history).")
+
+
+def check_pausing(
+    agent: AgentDefinition[Any, Any],
+    prompt: object,
+    history: object,
+    pausable: object,
+    approve: object,
+    resume: object,
+    decisions: object,
+) -> None:
+    """Raise ``TypeError`` for wrong pausing arguments, ``ValueError`` when the agent's tools need one not given."""
+    if not isinstance(pausable, bool):
+        raise TypeError(f"pausable must be True or False, got {pausable!r}.")
+    if approve is not None and not callable(approve):
+        raise TypeError(
+            "approve must be a callable taking a PendingCall and returning Approve() or Deny(reason), "
+            f"got {approve!r:.100}."
+        )
+    if resume is None:
+        if prompt is None:
+            raise TypeError("execute_agent() needs a prompt (or resume=state to go on with a paused execution).")
+        if decisions is not None:
+            raise TypeError("decisions= goes with resume=state: it decides the calls a paused execution waits on.")
+    else:
+        if not isinstance(resume, PausedState):
+            raise TypeError(
+                "resume must be a PausedState (PausedState.from_json(text) reads a stored one), "
+                f"got {type(resume).__name__}."
+            )
+        if prompt is not None or history is not None:
+            raise TypeError(
+                "a resumed execution goes on with the conversation of its state: drop prompt and message_history."
+            )
+    check_tools_can_wait(agent, pausable or resume is not None, approves=approve is not None)
+
+
+def check_tools_can_wait(agent: AgentDefinition[Any, Any], pausable: object, *, approves: bool = False) -> None:
+    """Raise ``ValueError`` when the agent has tools that wait for a decision and nothing can give it.
+
+    Raises:
+        TypeError: ``pausable`` is not a bool.
+    """
+    if not isinstance(pausable, bool):
+        raise TypeError(f"pausable must be True or False, got {pausable!r}.")
+    external = [helper.name for helper in agent.helpers if helper.external]
+    approval = [helper.name for helper in agent.helpers if helper.requires_approval is not False]
+    approval += [f"toolset {toolset.label}" for toolset in agent.toolsets if toolset.requires_approval]
+    if external and not pausable:
+        raise ValueError(
+            f"Agent {agent.name!r} has external tools ({', '.join(map(repr, external))}), whose results come from "
+            "outside the execution: pass execute_agent(..., pausable=True) to pause at their calls, then resume "
+            "with ExternalResult(...) decisions."
+        )
+    if approval and not pausable and not approves:
+        raise ValueError(
+            f"Agent {agent.name!r} has tools that need approval ({', '.join(map(repr, approval))}): pass "
+            "execute_agent(..., approve=callback) to decide each call as it comes, or pausable=True to pause at "
+            "them and resume later with Approve() / Deny(reason)."
         )
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._shared.errors import AgentError, AgentErrorCode
 from .._shared.results import AttemptRecord, TokenUsage
 
-__all__ = ["Accepted", "Attempt", "AttemptEnd", "Failed", "Rejected"]
+if TYPE_CHECKING:
+    from .reply import Reply
+
+__all__ = ["Accepted", "Attempt", "AttemptEnd", "Failed", "Paused", "Rejected"]
 
 
 @dataclass(slots=True)
@@ -73,3 +76,13 @@ class Failed:
 
 AttemptEnd: TypeAlias = Accepted | Rejected | Failed
 """How an attempt ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class Paused:
+    """Not an end: the attempt waits for decisions on calls of its last response, so the execution pauses.
+
+    ``replies`` are that response's calls: settled, waiting (``hold``), or output and submit calls handled on resume.
+    """
+
+    replies: list[Reply]

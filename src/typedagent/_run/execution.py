@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -13,6 +14,7 @@ from .._api.pricing import ModelPrice, price_for, priced_usage
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
 from .._shared.limits import ExecutionLimits, Guard, Interrupted
+from .._shared.pausing import Approver
 from .._shared.results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMetadata, TokenUsage
 from . import failures
 from .attempt import Attempt, AttemptEnd, Failed
@@ -69,6 +71,18 @@ class Execution:
     """The tap of the ``stream_agent`` call running this execution: its model calls stream, its events go there."""
     toolbox: Toolbox = field(init=False)
     """The tools it can run now: the agent's helpers, and its toolsets' tools once they are connected."""
+    pausable: bool = False
+    """Calls that wait for a decision pause the execution (``pausable=True``, and every resumed execution)."""
+    approve: Approver | None = None
+    """Decides the calls that need approval as they come (``approve=``): they never pause then."""
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """The execution's id, the same through every pause."""
+    pauses: int = 0
+    """Pauses so far."""
+    trace: str | None = None
+    """The W3C ``traceparent`` of the first segment's span (a tracing observer sets it): later segments link to it."""
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The request every model call sends (``_run`` builds it): its ``messages`` is the conversation's own list."""
 
     def __post_init__(self) -> None:
         self.toolbox = Toolbox(self.agent)
@@ -149,12 +163,11 @@ class Execution:
             return Failed(failures.cost_limit(self.where(), limits.max_cost_usd, self.cost_usd))
         return None
 
-    def count_tool_calls(self, requested: int) -> Failed | None:
-        """Count the helper calls about to run; ``TOOL_CALL_LIMIT_EXCEEDED`` instead if they would pass the limit."""
+    def tool_calls_left(self, requested: int) -> Failed | None:
+        """``TOOL_CALL_LIMIT_EXCEEDED`` if ``requested`` more helper calls would pass the limit (counted as run)."""
         limit = self.limits.max_tool_calls
         if limit is not None and requested and self.tool_calls + requested > limit:
             return Failed(failures.tool_call_limit(self.where(), limit, self.tool_calls, requested))
-        self.tool_calls += requested
         return None
 
     def interrupted(self, interruption: Interrupted, phase: Phase) -> Failed:
@@ -205,4 +218,5 @@ class Execution:
             messages=cast("list[MessageParam]", self.conversation.messages),
             cost_usd=None if self.price is None else self.cost_usd,
             tool_calls=self.tool_calls,
+            pauses=self.pauses,
         )

@@ -19,6 +19,7 @@ from .._shared.events import (
     ToolResult,
     ValidationFailure,
 )
+from .._shared.pausing import ExecutePaused, PausedState
 from .._shared.results import CallbackError
 
 __all__ = ["HookObserver", "Hooks"]
@@ -94,6 +95,16 @@ class Hooks:
             self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_validation_failure", self.callbacks.on_validation_failure, event)
+
+    async def pause(self, event: ExecutePaused) -> None:
+        """``on_pause``."""
+        if self.callbacks is not None:
+            await self._call("on_pause", self.callbacks.on_pause, event)
+
+    async def resume(self, event: PausedState) -> None:
+        """``on_resume``."""
+        if self.callbacks is not None:
+            await self._call("on_resume", self.callbacks.on_resume, event)
 
     async def _call(self, hook: str, callback: Callback[Any] | None, event: object) -> None:
         if callback is None:

@@ -1,52 +1,47 @@
-"""``execute_agent()``: attempts → iterations → stop reason → tool batch → validation, as the loop is specified.
+"""The loop: attempts → iterations → stop reason → tool batch → validation, as it is specified.
 
 Each level is one function that reads top to bottom; the work below it lives in its own module: the model
 call (``_api.model_call``), the stop-reason table (``stop_reasons``), the tool batch (``tool_batch``), the
-execution's state (``execution``), the failures (``failures``) and the request (``request``).
+execution's state (``execution``), pausing and resuming (``pause``, ``resume``), the failures (``failures``) and
+the request (``request``). ``execute_agent()`` (``execute``) builds the execution and runs it here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast
 
-from typing_extensions import TypeVar
-
-from .._agent.definition import AgentDefinition
 from .._api.api_errors import ApiFailure
-from .._api.client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
 from .._api.container import carry_container
 from .._api.model_call import call_model
 from .._shared.errors import AgentError, AgentErrorCode
-from .._shared.events import AttemptStart, ExecuteCallbacks, ModelResponse, ValidationFailure
-from .._shared.limits import AbortEvent, ExecutionLimits, Guard, Interrupted
-from .._shared.results import ExecuteResult, TokenUsage
+from .._shared.events import AttemptStart, ModelResponse, ValidationFailure
+from .._shared.limits import Interrupted
+from .._shared.results import TokenUsage
 from . import failures, feedback
-from .arguments import MISSING, check_arguments
-from .attempt import Accepted, AttemptEnd, Failed, Rejected
-from .conversation import Conversation
-from .execution import Execution
+from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
 from .observe import observers
-from .request import build_messages, build_system_prompt, last_iteration_params, refuses_forcing, request_params
+from .pause import pause
+from .request import build_system_prompt, last_iteration_params, refuses_forcing, request_params
 from .server_calls import report_server_calls
 from .stop_reasons import step_for
-from .tool_batch import answer_unrun, run_tool_batch
+from .tool_batch import answer_unrun, resume_tool_batch, run_tool_batch
 from .toolbox import ToolsetProblem, connect_toolsets
 
 if TYPE_CHECKING:
-    from anthropic.types import ContentBlockParam, Message, MessageParam
+    from anthropic.types import Message
 
-__all__ = ["execute_agent"]
+    from .._shared.pausing import PausableResult
+    from .execution import Execution
+    from .resume import Resumed
 
-OutputT = TypeVar("OutputT")
-DepsT = TypeVar("DepsT")
+__all__ = ["run"]
 
 
-async def _run(execution: Execution) -> ExecuteResult[Any]:
-    """The execution: its toolsets connected (when it has any) for the whole run, then its attempts."""
+async def run(execution: Execution, resumed: Resumed | None = None) -> PausableResult[Any]:
+    """The execution: its toolsets connected (when it has any) for the whole run (segment), then its attempts."""
     if not execution.agent.toolsets:
-        return await _attempts(execution)
+        return await _attempts(execution, resumed)
     async with AsyncExitStack() as stack:
         try:
             execution.toolbox = await execution.guard.run(connect_toolsets(execution.agent, execution.client, stack))
@@ -54,25 +49,48 @@ async def _run(execution: Execution) -> ExecuteResult[Any]:
             return execution.failure(_toolset_failure(execution, problem))
         except Interrupted as interruption:
             return execution.failure(execution.interrupted(interruption, "attempt").error)
-        return await _attempts(execution)
+        return await _attempts(execution, resumed)
+
+
+async def _update_toolbox(execution: Execution, params: dict[str, Any]) -> Failed | None:
+    """Before a model call (or a resumed batch): offer the connected toolsets' tools as they are now in ``params``."""
+    if not execution.toolbox.connected:
+        return None
+    try:
+        await execution.toolbox.update(params)
+    except ToolsetProblem as problem:
+        return Failed(_toolset_failure(execution, problem))
+    return None
 
 
 def _toolset_failure(execution: Execution, problem: ToolsetProblem) -> AgentError:
     return failures.toolset_error(execution.where(), problem.toolset, problem.message, problem.__cause__)
 
 
-async def _attempts(execution: Execution) -> ExecuteResult[Any]:
-    """Attempts: each ends accepted (success), failed (failure), or rejected (feedback, then the next one)."""
+async def _attempts(execution: Execution, resumed: Resumed | None) -> PausableResult[Any]:
+    """Attempts: each ends accepted (success), failed (failure), or rejected (feedback, then the next one).
+
+    A resumed execution goes on inside the attempt it paused in; any attempt may pause again.
+    """
     agent = execution.agent
     max_attempts = agent.validation.max_attempts
-    params = request_params(agent, build_system_prompt(agent, execution.context()), execution.conversation.messages)
-    attempt_errors: list[tuple[str, ...]] = []
-    for number in range(1, max_attempts + 1):
-        attempt = execution.start_attempt(number)
-        if execution.guard.aborted():
-            return execution.failure(failures.cancelled(execution.where(), "attempt"))
-        await execution.hooks.attempt_start(AttemptStart(attempt=number, max_attempts=max_attempts))
-        end = await _run_attempt(execution, params)
+    if not execution.params:
+        system = build_system_prompt(agent, execution.context())
+        execution.params = request_params(agent, system, execution.conversation.messages)
+    first = 1
+    if resumed is not None:
+        await execution.hooks.resume(resumed.state)
+        first = execution.attempt.number  # the paused attempt goes on, even past a max_attempts lowered since
+    for number in range(first, max(first, max_attempts) + 1):
+        if resumed is None:
+            execution.start_attempt(number)
+            if execution.guard.aborted():
+                return execution.failure(failures.cancelled(execution.where(), "attempt"))
+            await execution.hooks.attempt_start(AttemptStart(attempt=number, max_attempts=max_attempts))
+        end = await _run_attempt(execution, resumed)
+        resumed = None
+        if isinstance(end, Paused):
+            return await pause(execution, end.replies)
         execution.end_attempt(end)
         observers.attempt_ended(execution.records[-1])
         match end:
@@ -81,30 +99,37 @@ async def _attempts(execution: Execution) -> ExecuteResult[Any]:
             case Failed(error=error):
                 return execution.failure(error)
             case Rejected(outcome=outcome, problems=problems):
-                attempt_errors.append(problems)
+                candidate = execution.attempt.candidate
                 await execution.hooks.validation_failure(
-                    ValidationFailure(attempt=number, outcome=outcome, errors=problems, candidate=attempt.candidate)
+                    ValidationFailure(attempt=number, outcome=outcome, errors=problems, candidate=candidate)
                 )
     last = execution.records[-1]
+    attempt_errors = [record.validation_errors for record in execution.records]
     return execution.failure(
         failures.no_valid_output(execution.where(), last.outcome, last.validation_errors, attempt_errors)
     )
 
 
-async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptEnd:
-    """Iterations: one model call each, until the attempt ends or runs out of iterations."""
+async def _run_attempt(execution: Execution, resumed: Resumed | None) -> AttemptEnd | Paused:
+    """Iterations: one model call each, until the attempt ends, pauses, or runs out of iterations.
+
+    A resumed attempt first finishes the tool batch it paused in, with the decisions made meanwhile.
+    """
+    params = execution.params
     limit = execution.agent.validation.max_iterations_per_attempt
+    if resumed is not None:
+        problem = await _update_toolbox(execution, params)  # the paused batch may call a toolset's tools
+        for reply in resumed.replies:
+            reply.server = execution.toolbox.server_of(reply.block.name)
+        finished = problem or await resume_tool_batch(execution, resumed.replies, resumed.decisions)
+        if finished is not None:
+            return finished
     while True:
         if execution.attempt.iteration >= limit:
             return Failed(failures.max_iterations(execution.where(), limit, execution.agent.output.name))
-        stop = execution.limit_reached("iteration")
+        stop = execution.limit_reached("iteration") or await _update_toolbox(execution, params)
         if stop is not None:
             return stop
-        if execution.toolbox.connected:
-            try:
-                await execution.toolbox.update(params)
-            except ToolsetProblem as problem:
-                return Failed(_toolset_failure(execution, problem))
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
         response = await observers.model_call(
@@ -151,7 +176,7 @@ def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dic
     return params if forced is None else forced
 
 
-async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | None:
+async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | Paused | None:
     """Keep the response, then do what its stop reason says; None when the attempt goes on."""
     usage = execution.add_response_usage(response.usage)
     execution.answered_by(response.model)
@@ -184,89 +209,3 @@ def _stop_failure(execution: Execution, code: AgentErrorCode, response: Message,
     if code is AgentErrorCode.CONTEXT_WINDOW_EXCEEDED:
         return failures.context_window(where, usage.input_tokens)
     return failures.unknown_stop_reason(where, response.stop_reason)
-
-
-@overload
-async def execute_agent(
-    agent: AgentDefinition[OutputT, None],
-    prompt: str | Sequence[ContentBlockParam],
-    *,
-    deps: None = None,
-    client: MessagesClient | None = None,
-    abort_event: AbortEvent | None = None,
-    callbacks: ExecuteCallbacks | None = None,
-    limits: ExecutionLimits | None = None,
-    message_history: Sequence[MessageParam] | None = None,
-) -> ExecuteResult[OutputT]: ...
-@overload
-async def execute_agent(
-    agent: AgentDefinition[OutputT, DepsT],
-    prompt: str | Sequence[ContentBlockParam],
-    *,
-    deps: DepsT,
-    client: MessagesClient | None = None,
-    abort_event: AbortEvent | None = None,
-    callbacks: ExecuteCallbacks | None = None,
-    limits: ExecutionLimits | None = None,
-    message_history: Sequence[MessageParam] | None = None,
-) -> ExecuteResult[OutputT]: ...
-async def execute_agent(
-    agent: AgentDefinition[OutputT, Any],
-    prompt: str | Sequence[ContentBlockParam],
-    *,
-    deps: Any = MISSING,
-    client: MessagesClient | None = None,
-    abort_event: AbortEvent | None = None,
-    callbacks: ExecuteCallbacks | None = None,
-    limits: ExecutionLimits | None = None,
-    message_history: Sequence[MessageParam] | None = None,
-) -> ExecuteResult[OutputT]:
-    """Run an agent until it hands over a valid output or a limit is hit.
-
-    It never raises for run-time failures: API errors, limits, cancellation by ``abort_event`` and
-    validation failures come back as ``ExecuteFailure``. Task cancellation
-    (``asyncio.CancelledError``) propagates.
-
-    Args:
-        agent: The agent, from ``define_agent()``.
-        prompt: The user's input: a string or a list of content blocks (text, images, documents).
-        deps: Run-time dependencies for tools, validators and instructions (required when the agent
-            declares ``deps_type``).
-        client: Anything with an async ``messages.create``; default: the client of an enclosing
-            ``typedagent.testing.use_client(...)``, else ``AsyncAnthropic()``.
-        abort_event: A ``threading.Event`` or ``asyncio.Event``; setting it cancels the execution,
-            interrupting an API call or tool in flight within 100 ms.
-        callbacks: Observability hooks.
-        limits: Token budget and wall-clock timeout.
-        message_history: Earlier Messages API turns to continue from (e.g. a previous
-            ``metadata.messages``).
-
-    Returns:
-        ``ExecuteSuccess`` with the typed output, or ``ExecuteFailure`` with an ``AgentError``.
-
-    Raises:
-        TypeError: wrong argument types (a programming error), before anything is sent.
-        ValueError: ``message_history`` ends with a ``tool_use`` that has no ``tool_result``, or
-            ``limits.max_cost_usd`` is set for a model typedagent has no price for.
-    """
-    check_arguments(agent, prompt, deps, limits, callbacks, message_history, client, abort_event)
-    limits = limits if limits is not None else ExecutionLimits()
-    # Built (and the SDK imported) before the guard starts the deadline's clock: it measures the run.
-    given = client if client is not None else CLIENT_IN_CONTEXT.get()
-    chosen = given if given is not None else default_client()
-    execution = Execution(
-        agent=agent,
-        client=chosen,
-        deps=None if deps is MISSING else deps,
-        limits=limits,
-        guard=Guard(abort_event, limits.timeout_s),
-        conversation=Conversation(cast("list[dict[str, Any]]", build_messages(prompt, message_history))),
-        callbacks=callbacks,
-    )
-    if given is not None:
-        return await observers.execution(execution, _run)
-    try:
-        return await observers.execution(execution, _run)
-    finally:
-        # The default client is this execution's own: close its connection pool rather than leak it.
-        await close_client(execution.client)

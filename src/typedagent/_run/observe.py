@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .._shared.results import AttemptRecord, ExecuteResult
+    from .._shared.pausing import ExecutePaused, PausableResult
+    from .._shared.results import AttemptRecord
     from .execution import Execution
     from .reply import Reply
 
@@ -27,8 +28,8 @@ class RunObserver(Protocol):
     """
 
     def execution(
-        self, execution: Execution, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
-    ) -> Awaitable[ExecuteResult[Any]]:
+        self, execution: Execution, run: Callable[[Execution], Awaitable[PausableResult[Any]]]
+    ) -> Awaitable[PausableResult[Any]]:
         """The whole execution: ``run(execution)`` gives its result."""
         ...
 
@@ -42,6 +43,14 @@ class RunObserver(Protocol):
 
     def attempt_ended(self, record: AttemptRecord) -> None:
         """An attempt ended as ``record`` says."""
+        ...
+
+    def paused(self, execution: Execution, result: ExecutePaused) -> None:
+        """The execution pauses, handing over ``result`` (called inside ``execution(...)``'s work).
+
+        A resumed execution is ``execution(...)`` again, with ``execution.pauses`` above 0 and ``execution.trace``
+        holding what the first segment's observer put there (a W3C ``traceparent``), to link to.
+        """
         ...
 
 
@@ -58,8 +67,8 @@ class Observers:
         self._all = (*self._all, observer)
 
     def execution(
-        self, execution: Execution, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
-    ) -> Awaitable[ExecuteResult[Any]]:
+        self, execution: Execution, run: Callable[[Execution], Awaitable[PausableResult[Any]]]
+    ) -> Awaitable[PausableResult[Any]]:
         """The execution, wrapped by every observer."""
         for observer in self._all:
             run = _bind(observer, run)
@@ -82,10 +91,15 @@ class Observers:
         for observer in self._all:
             observer.attempt_ended(record)
 
+    def paused(self, execution: Execution, result: ExecutePaused) -> None:
+        """A pause, told to every observer."""
+        for observer in self._all:
+            observer.paused(execution, result)
+
 
 def _bind(
-    observer: RunObserver, run: Callable[[Execution], Awaitable[ExecuteResult[Any]]]
-) -> Callable[[Execution], Awaitable[ExecuteResult[Any]]]:
+    observer: RunObserver, run: Callable[[Execution], Awaitable[PausableResult[Any]]]
+) -> Callable[[Execution], Awaitable[PausableResult[Any]]]:
     return lambda execution: observer.execution(execution, run)
 
 

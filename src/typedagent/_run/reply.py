@@ -6,10 +6,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._shared.events import ToolKind, ToolResult
+from .._shared.pausing import PendingKind
 from .rendering import truncate
 from .result_blocks import blocks_text, cap_blocks
 
-__all__ = ["Reply"]
+__all__ = ["CallBlock", "Reply"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallBlock:
+    """A ``tool_use`` block read back from a paused execution's state (the SDK's block has the same fields)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: str = "tool_use"
 
 
 @dataclass(slots=True)
@@ -28,6 +39,15 @@ class Reply:
     """The result's content blocks, when the helper returned some (``content`` is then their text)."""
     server: str | None = None
     """The toolset whose tool was called, for a toolset's tool."""
+    hold: PendingKind | None = None
+    """The call waits for a decision from outside the execution: its approval, or its (external) result."""
+    edited: dict[str, Any] | None = None
+    """The arguments a person approved the call with, instead of the model's."""
+
+    @property
+    def tool_input(self) -> dict[str, Any]:
+        """The arguments the tool runs with: the approved edit, else the model's."""
+        return self.edited if self.edited is not None else self.block.input
 
     def answer(self, content: str | list[dict[str, Any]], *, is_error: bool = False) -> None:
         """Settle the result: a text, or content blocks."""

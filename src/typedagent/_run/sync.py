@@ -9,19 +9,21 @@ import contextvars
 import functools
 import os
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from typing_extensions import TypeVar
 
 from .._agent.definition import AgentDefinition
 from .._api.client import MessagesClient
+from .._shared.decisions import Decision
 from .._shared.events import ExecuteCallbacks
 from .._shared.limits import POLL_ASYNCIO_EVENTS, AbortEvent, ExecutionLimits
+from .._shared.pausing import Approver, PausableResult, PausedState
 from .._shared.results import ExecuteResult
 from .arguments import MISSING
-from .loop import execute_agent
+from .execute import execute
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
@@ -44,6 +46,8 @@ def execute_agent_sync(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     message_history: Sequence[MessageParam] | None = None,
+    pausable: Literal[False] = False,
+    approve: Approver | None = None,
 ) -> ExecuteResult[OutputT]: ...
 @overload
 def execute_agent_sync(
@@ -56,10 +60,66 @@ def execute_agent_sync(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     message_history: Sequence[MessageParam] | None = None,
+    pausable: Literal[False] = False,
+    approve: Approver | None = None,
 ) -> ExecuteResult[OutputT]: ...
+@overload
+def execute_agent_sync(
+    agent: AgentDefinition[OutputT, None],
+    prompt: str | Sequence[ContentBlockParam],
+    *,
+    deps: None = None,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    message_history: Sequence[MessageParam] | None = None,
+    pausable: bool,
+    approve: Approver | None = None,
+) -> PausableResult[OutputT]: ...
+@overload
+def execute_agent_sync(
+    agent: AgentDefinition[OutputT, DepsT],
+    prompt: str | Sequence[ContentBlockParam],
+    *,
+    deps: DepsT,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    message_history: Sequence[MessageParam] | None = None,
+    pausable: bool,
+    approve: Approver | None = None,
+) -> PausableResult[OutputT]: ...
+@overload
+def execute_agent_sync(
+    agent: AgentDefinition[OutputT, None],
+    *,
+    resume: PausedState,
+    decisions: Mapping[str, Decision],
+    deps: None = None,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    approve: Approver | None = None,
+) -> PausableResult[OutputT]: ...
+@overload
+def execute_agent_sync(
+    agent: AgentDefinition[OutputT, DepsT],
+    *,
+    resume: PausedState,
+    decisions: Mapping[str, Decision],
+    deps: DepsT,
+    client: MessagesClient | None = None,
+    abort_event: AbortEvent | None = None,
+    callbacks: ExecuteCallbacks | None = None,
+    limits: ExecutionLimits | None = None,
+    approve: Approver | None = None,
+) -> PausableResult[OutputT]: ...
 def execute_agent_sync(
     agent: AgentDefinition[OutputT, Any],
-    prompt: str | Sequence[ContentBlockParam],
+    prompt: str | Sequence[ContentBlockParam] | None = None,
     *,
     deps: Any = MISSING,
     client: MessagesClient | None = None,
@@ -67,16 +127,21 @@ def execute_agent_sync(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     message_history: Sequence[MessageParam] | None = None,
-) -> ExecuteResult[OutputT]:
+    pausable: bool = False,
+    approve: Approver | None = None,
+    resume: PausedState | None = None,
+    decisions: Mapping[str, Decision] | None = None,
+) -> PausableResult[OutputT]:
     """Blocking ``execute_agent``: same arguments, same result. Use it where no event loop runs.
 
     Raises:
         RuntimeError: called inside a running event loop (``await execute_agent(...)`` there).
         TypeError: wrong argument types.
+        ValueError: as for ``execute_agent``.
     """
     refuse_running_loop("execute_agent_sync()", "`await execute_agent(...)`")
     return run_blocking(
-        execute_agent(
+        execute(
             agent,
             prompt,
             deps=deps,
@@ -85,6 +150,10 @@ def execute_agent_sync(
             callbacks=callbacks,
             limits=limits,
             message_history=message_history,
+            pausable=pausable,
+            approve=approve,
+            resume=resume,
+            decisions=decisions,
         )
     )
 

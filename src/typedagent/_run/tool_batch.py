@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .._agent.output import SUBMIT_TOOL_NAME
+from .._shared.decisions import Decision
 from .._shared.errors import AgentErrorCode
 from .._shared.events import ToolCall, ToolKind
 from .._shared.limits import Interrupted
 from . import failures, feedback
-from .attempt import Accepted, AttemptEnd, Failed, Rejected
+from .approval import apply_decision, external, hold_calls
+from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
 from .reply import Reply
 from .tool_call import call_tool, judge, preview_output, run_helper
 
@@ -22,28 +24,54 @@ if TYPE_CHECKING:
     from .execution import Execution
     from .toolbox import Toolbox
 
-__all__ = ["answer_unrun", "run_tool_batch"]
+__all__ = ["answer_unrun", "finish_tool_batch", "resume_tool_batch", "run_tool_batch"]
 
 
-async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd | None:
+async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd | Paused | None:
     """Handle every ``tool_use`` block of a response; None when the attempt goes on.
 
-    Every call is answered, in block order, in one user message, however the batch ends.
+    Every call is answered, in block order, in one user message, however the batch ends — unless some wait for a
+    decision: then every other helper call runs, and the batch (output and submit calls included) is finished on
+    resume.
     """
     replies = await _announce(execution, blocks)
     outputs = [r for r in replies if r.kind == "output"]
     if outputs:
         # Kept before anything runs: an interruption below must not lose what the model handed over.
         execution.last_output = dict(outputs[-1].block.input)
-    stop = execution.limit_reached("tool") or execution.count_tool_calls(sum(r.kind == "helper" for r in replies))
+    runnable = sum(r.kind == "helper" and not external(execution, r) for r in replies)
+    stop = execution.limit_reached("tool") or execution.tool_calls_left(runnable)
     if stop is not None:
         await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS)
         return stop
     try:
-        await execution.guard.run(_run_helpers(execution, [r for r in replies if r.kind in ("helper", "unknown")]))
+        await execution.guard.run(_hold_and_run(execution, replies))
     except Interrupted as interruption:
         await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS, started=feedback.ABANDONED)
         return execution.interrupted(interruption, "tool")
+    if any(reply.hold is not None for reply in replies):
+        return Paused(replies)
+    return await finish_tool_batch(execution, replies)
+
+
+async def resume_tool_batch(
+    execution: Execution, replies: list[Reply], decisions: Mapping[str, Decision]
+) -> AttemptEnd | None:
+    """Finish the batch a paused execution stopped in: apply the decisions, run the approved calls, then as above."""
+    stop = execution.limit_reached("tool")
+    if stop is not None:
+        await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS)
+        return stop
+    try:
+        await execution.guard.run(_decide_and_run(execution, replies, decisions))
+    except Interrupted as interruption:
+        await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS, started=feedback.ABANDONED)
+        return execution.interrupted(interruption, "tool")
+    return await finish_tool_batch(execution, replies)
+
+
+async def finish_tool_batch(execution: Execution, replies: list[Reply]) -> AttemptEnd | None:
+    """The output and submit calls (preview, validation), then every answer sent in one message."""
     try:
         end = await execution.guard.run(_handle_outputs(execution, replies))
     except Interrupted as interruption:
@@ -51,6 +79,18 @@ async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd 
         return execution.interrupted(interruption, "tool")
     await _send(execution, replies)
     return end
+
+
+async def _hold_and_run(execution: Execution, replies: list[Reply]) -> None:
+    await hold_calls(execution, replies)
+    await _run_helpers(execution, replies)
+
+
+async def _decide_and_run(execution: Execution, replies: list[Reply], decisions: Mapping[str, Decision]) -> None:
+    for reply in replies:
+        if reply.hold is not None:
+            await apply_decision(execution, reply, decisions[reply.block.id])
+    await _run_helpers(execution, replies)
 
 
 async def answer_unrun(execution: Execution, blocks: list[Any], code: AgentErrorCode) -> None:
@@ -82,10 +122,13 @@ def kind_of(agent: AgentDefinition[Any, Any], toolbox: Toolbox, name: str) -> To
     return "helper" if toolbox.helper(name) is not None else "unknown"
 
 
-async def _run_helpers(execution: Execution, replies: list[Reply]) -> None:
+async def _run_helpers(execution: Execution, batch: list[Reply]) -> None:
+    """Run the helper calls of the batch that are ready: not answered yet, not waiting for a decision."""
+    replies = [r for r in batch if r.kind in ("helper", "unknown") and not r.done and r.hold is None]
     if not replies:
         return
     toolbox = execution.toolbox
+    execution.tool_calls += sum(r.kind == "helper" for r in replies)
     ctx = execution.context()
 
     limit = execution.agent.max_tool_result_chars

@@ -6,10 +6,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from .._agent.calling import InvalidToolInput
 from .._agent.context import RunContext
 from .._agent.output import OutputTool, preview_text
 from .._agent.remote import RemoteTool, ToolsetFailed
-from .._agent.tools import Helper, InvalidToolInput
+from .._agent.tools import Helper
 from .._agent.validation import Verdict, parse_candidate, validate_candidate
 from .._shared.limits import Overran, within
 from .._shared.threads import call_maybe_async
@@ -20,7 +21,7 @@ from .rendering import render_off_loop
 from .reply import Reply
 from .result_blocks import content_blocks
 
-__all__ = ["call_tool", "judge", "preview_output", "run_helper"]
+__all__ = ["call_tool", "deliver_external", "judge", "preview_output", "run_helper"]
 
 T = TypeVar("T")
 
@@ -49,7 +50,7 @@ async def run_helper(reply: Reply, helper: Helper[Any] | RemoteTool | None, ctx:
         reply.answer(f"Error: Unknown tool {block.name}", is_error=True)
         return
     try:
-        work = _invoke_and_render(helper, block.input, ctx, limit)
+        work = _invoke_and_render(helper, reply.tool_input, ctx, limit)
         reply.answer(await (work if helper.timeout_s is None else within(work, helper.timeout_s)))
     except InvalidToolInput as exc:
         reply.answer(f"Error: {exc}", is_error=True)
@@ -61,6 +62,15 @@ async def run_helper(reply: Reply, helper: Helper[Any] | RemoteTool | None, ctx:
         )
     except Exception as exc:
         reply.answer(f"Error: {describe(exc)}", is_error=True)
+
+
+async def deliver_external(reply: Reply, value: object, limit: int) -> None:
+    """An external tool's call: the result handed over from outside, rendered as a helper's return value is."""
+    try:
+        blocks = content_blocks(value)
+        reply.answer(blocks if blocks is not None else await render_off_loop(value, limit))
+    except Exception as exc:
+        reply.answer(f"Error: the external result could not be rendered: {describe(exc)}", is_error=True)
 
 
 async def _invoke_and_render(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from typing_extensions import TypeVar
 
+from .pausing import ExecutePaused, PausedState
 from .results import AttemptOutcome, TokenUsage
 
 if TYPE_CHECKING:
@@ -160,3 +161,8 @@ class ExecuteCallbacks:
     result the API put in a response."""
     on_validation_failure: Callback[ValidationFailure] | None = None
     """When an attempt ends without a valid output and feedback goes to the model."""
+    on_pause: Callback[ExecutePaused] | None = None
+    """When the execution pauses at tool calls waiting for a decision (``pausable=True``): the event is the result
+    it returns, with the pending calls and the state."""
+    on_resume: Callback[PausedState] | None = None
+    """When a paused execution resumes (``resume=state``), before the decided calls run: the event is that state."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias
 
 from typing_extensions import TypeVar
@@ -140,7 +140,7 @@ class ExecutionMetadata:
     iterations: int
     """API calls made in total, failed ones included."""
     latency_ms: float
-    """Wall-clock duration of the execution."""
+    """Wall-clock duration of the execution (of a paused and resumed one: its running time, pauses left out)."""
     callback_errors: tuple[CallbackError, ...]
     """Callbacks that raised."""
     warnings: tuple[str, ...] = ()
@@ -154,6 +154,8 @@ class ExecutionMetadata:
     adds or replaces one); None when typedagent has no price for the model."""
     tool_calls: int = 0
     """Helper calls run, in all attempts."""
+    pauses: int = 0
+    """How many times the execution paused for decisions on tool calls (``pausable=True``) and was resumed."""
 
 
 @subscriptable
@@ -163,6 +165,8 @@ class ExecuteSuccess(Generic[OutputT_co]):
 
     ok: Literal[True] = True
     """Always True: ``if result.ok:`` narrows to this class."""
+    status: Literal["success"] = field(default="success", init=False)
+    """Always ``"success"``: ``result.status`` tells the three results apart (``ExecutePaused`` is ``"paused"``)."""
     output: OutputT_co
     """The typed, validated output."""
     metadata: ExecutionMetadata
@@ -179,6 +183,8 @@ class ExecuteFailure:
 
     ok: Literal[False] = False
     """Always False."""
+    status: Literal["failure"] = field(default="failure", init=False)
+    """Always ``"failure"``."""
     error: AgentError
     """What went wrong, with typed context and the last candidate."""
     metadata: ExecutionMetadata

@@ -10,6 +10,7 @@ from typing_extensions import TypeVar
 
 from .._shared.events import ToolKind
 from .._shared.generics import subscriptable
+from .._shared.pausing import ExecutePaused, PausedState, PendingCall
 from .._shared.results import AttemptOutcome, ExecuteResult
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "Finished",
     "Partial",
     "PartialOutput",
+    "Paused",
     "ReflectionPreview",
     "StreamEvent",
     "TextDelta",
@@ -209,6 +211,22 @@ class Finished(StreamEvent, Generic[OutputT]):
     kind: Literal["finished"] = field(default="finished", init=False)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Paused(StreamEvent):
+    """The execution paused at tool calls waiting for a decision: the last event of a ``pausable=True`` stream.
+
+    Resume it, streaming on, with ``stream_agent(agent, resume=event.state, decisions={...})``.
+    """
+
+    pending: tuple[PendingCall, ...]
+    """The calls waiting, in the order the model made them."""
+    state: PausedState
+    """The execution's state, to store and resume from."""
+    result: ExecutePaused
+    """The stream's result (``run.result``), as ``execute_agent`` returns it."""
+    kind: Literal["paused"] = field(default="paused", init=False)
+
+
 AgentStreamEvent: TypeAlias = (
     AttemptStarted
     | TextDelta
@@ -221,4 +239,6 @@ AgentStreamEvent: TypeAlias = (
     | ReflectionPreview
     | Finished[OutputT]
 )
-"""Any event of ``stream_agent``: ``match`` on the class, or test ``event.kind``, to narrow it."""
+"""Any event of ``stream_agent``: ``match`` on the class, or test ``event.kind``, to narrow it. A ``pausable=True``
+stream (or a resumed one) may end with ``Paused`` instead of ``Finished``: its events are ``AgentStreamEvent | Paused``.
+"""

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from .._agent.definition import AgentDefinition, ValidationConfig, define_agent
 from .._agent.output import OutputTool
 from .._api.client import MessagesClient
-from .._run.loop import execute_agent
+from .._run.execute import execute_agent
 from ._compare import plain
 from ._score import EvalContext, Score
 

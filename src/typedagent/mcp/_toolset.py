@@ -10,8 +10,8 @@ from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from .._agent.calling import TOOL_NAME_RE
 from .._agent.remote import Toolset, ToolsetConnection
-from .._agent.tools import TOOL_NAME_RE
 from .._shared.errors import AgentDefinitionError
 from .._shared.numbers import is_finite_number
 from ._session import Connection

@@ -18,6 +18,8 @@
 - ``SchemaClient`` plays the model for any agent with no script (made-up, schema-valid calls);
   ``use_client`` makes a client the default of every execution in a block; ``outputs(agent)`` is a
   hypothesis strategy of the agent's valid outputs.
+- ``approve_all`` and ``deny_all`` decide a paused execution's calls (``execute_agent(..., pausable=True)``);
+  the same scripted client answers the resumed execution where the paused one stopped.
 """
 
 from ._cassette import CassetteError, RecordingClient, ReplayClient
@@ -29,6 +31,7 @@ from ._conversation import (
     conversation_problems,
     format_conversation,
 )
+from ._decisions import approve_all, deny_all
 from ._items import (
     ApiErrorSpec,
     Block,
@@ -100,12 +103,14 @@ __all__ = [
     "ServerRateLimits",
     "StreamFault",
     "api_error",
+    "approve_all",
     "assert_valid_conversation",
     "code_execution_call",
     "code_execution_result",
     "conversation",
     "conversation_problems",
     "delay",
+    "deny_all",
     "dropped_connection",
     "format_conversation",
     "iteration_usage",

@@ -215,6 +215,15 @@ class ScriptedClient(_InProcessClient):
         """Script items not served yet."""
         return len(self.script) - self._served
 
+    def skip(self, count: int) -> ScriptedClient:
+        """Pass over the next ``count`` script items as if they had been served; returns the client.
+
+        For a paused execution resumed in another process (``typedagent resume --scripted``): a new client's script
+        starts over, and the replies the first process used must not be served again.
+        """
+        self._served = min(len(self.script), self._served + max(0, count))
+        return self
+
     def _respond(self, request: dict[str, Any], call: int) -> Coroutine[Any, Any, Message]:
         return self._serve_item(self._next_item(call), request, call)
 
