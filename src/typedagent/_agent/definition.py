@@ -247,7 +247,7 @@ def define_agent(
         validators=tuple(validators),
         validation=validation or ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=freeze(checked_settings(model_settings or {}, max_tokens)),
+        model_settings=freeze(_output_format_left_out(checked_settings(model_settings or {}, max_tokens), output)),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
@@ -310,3 +310,15 @@ def _check_containers(helpers: object, validators: object, validation: object, m
             f"define_agent(model_settings=...) must be a dict of messages.create parameters, "
             f"got {type(model_settings).__name__}."
         )
+
+
+def _output_format_left_out(settings: dict[str, Any], output: OutputTool[Any]) -> dict[str, Any]:
+    """``settings``, once sure they leave ``output_config.format`` out: it is the output's, sent in native mode."""
+    output_config = settings.get("output_config")
+    if isinstance(output_config, Mapping) and output_config.get("format") is not None:  # pyright: ignore[reportUnknownMemberType]
+        raise AgentDefinitionError(
+            "model_settings['output_config']['format'] is the output's format, which typedagent builds from the "
+            f"output type ({output.type_name}): use OutputTool({output.type_name}, mode='native') for output the API "
+            "holds to the schema, and keep only the other output_config keys (such as 'effort') in model_settings."
+        )
+    return settings

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from .._shared.errors import AgentDefinitionError
 from .schemas import schema_problems
+from .strict_schema import strict_schema
 
 __all__ = [
     "CLIENT_TOOL_PREFIXES",
@@ -65,11 +66,12 @@ def check_definition(definition: dict[str, Any]) -> Any:
 
 def strict_param(definition: dict[str, Any]) -> Any:
     """``definition`` with ``strict: true`` and its schema made strict-compatible (the SDK's ``transform_schema``)."""
-    from anthropic import transform_schema  # only strict tools pay for importing the SDK
-
+    name = definition.get("name")
     schema = definition.get("input_schema")
     if schema is None:
         raise AgentDefinitionError(
-            f"Tool {definition.get('name')!r}: strict needs an input_schema; a tool Anthropic defines cannot be strict."
+            f"Tool {name!r}: strict needs an input_schema; a tool Anthropic defines cannot be strict."
         )
-    return {**definition, "input_schema": transform_schema(schema), "strict": True}
+    alternative = "Drop strict: the input is still validated before your code runs."
+    strict = strict_schema(dict(schema), f"Tool {name!r} (strict): its input schema", alternative)
+    return {**definition, "input_schema": strict, "strict": True}

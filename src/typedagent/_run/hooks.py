@@ -6,6 +6,7 @@ import copy
 import inspect
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._shared.errors import safe_str
@@ -21,7 +22,21 @@ from .._shared.events import (
 )
 from .._shared.results import CallbackError
 
-__all__ = ["HookObserver", "Hooks"]
+__all__ = ["AnswerPreview", "HookObserver", "Hooks"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerPreview:
+    """Reflection in native and prompted modes: the preview of a JSON answer, going back to the model.
+
+    Only the observer sees it (``stream_agent``'s tap makes it a ``ReflectionPreview``): no callback is named after
+    it, as the tool hooks report the previews of output calls.
+    """
+
+    response_id: str
+    """The id of the response whose text was the answer."""
+    preview: str
+    """What the model reads: the reflection handler's text, or why the answer was not kept."""
 
 logger = logging.getLogger("typedagent")
 
@@ -94,6 +109,11 @@ class Hooks:
             self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_validation_failure", self.callbacks.on_validation_failure, event)
+
+    def answer_preview(self, event: AnswerPreview) -> None:
+        """A JSON answer's preview (observer only)."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
 
     async def _call(self, hook: str, callback: Callback[Any] | None, event: object) -> None:
         if callback is None:

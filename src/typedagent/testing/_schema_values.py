@@ -10,13 +10,14 @@ from __future__ import annotations
 import importlib
 import math
 import random
+import re
 import string
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
-__all__ = ["Chooser", "RandomChooser", "SchemaValueError", "generate"]
+__all__ = ["Chooser", "RandomChooser", "SchemaValueError", "generate", "restored"]
 
 SOFT_DEPTH: Final = 3
 """References followed before optional parts (optional fields, extra items, recursive branches) are left out."""
@@ -98,6 +99,7 @@ class _Walker:
     def value(self, schema: Mapping[str, Any], depth: int) -> Any:
         if depth > HARD_DEPTH:
             raise SchemaValueError("the schema nests too deeply to end (a required field of its own type?)")
+        schema = restored(schema)
         ref = schema.get("$ref")
         if isinstance(ref, str):
             return self.value(self._target(ref, schema), depth + 1)
@@ -210,6 +212,36 @@ _MAKERS: Final[dict[object, Callable[[_Walker, Mapping[str, Any], int], Any]]] =
     "boolean": _Walker.make_boolean,
     "null": _Walker.make_null,
 }
+
+
+_MOVED: Final = re.compile(r"\{([^{}]*)\}\Z")
+_NUMERIC: Final = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+    | {"minLength", "maxLength", "minItems", "maxItems", "minProperties"}
+)
+
+
+def restored(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with the numeric limits ``anthropic.transform_schema`` moved into its description put back.
+
+    A strict schema (a strict tool's, a native output's) keeps ``minimum: 0`` only as ``"{minimum: 0}"`` at the end
+    of its description: values made up without it would fail pydantic's check of the output.
+    """
+    description = schema.get("description")
+    found = _MOVED.search(description) if isinstance(description, str) else None
+    if found is None:
+        return schema
+    limits: dict[str, Any] = {}
+    for part in found.group(1).split(", "):
+        key, _, text = part.partition(": ")
+        if key in _NUMERIC and key not in schema:
+            try:
+                limit = int(text) if text.lstrip("-").isdigit() else float(text)
+            except ValueError:
+                continue
+            if math.isfinite(limit):
+                limits[key] = limit
+    return {**schema, **limits} if limits else schema
 
 
 def _bounds(schema: Mapping[str, Any], nudge: float) -> tuple[float | None, float | None]:
