@@ -9,6 +9,7 @@ rejects (a field typed ``Any``).
 
 from __future__ import annotations
 
+import copy
 from typing import Any, cast
 
 from .._shared.errors import AgentDefinitionError
@@ -32,10 +33,56 @@ def strict_schema(schema: dict[str, Any], subject: str, alternative: str) -> dic
         from anthropic import transform_schema  # only strict schemas pay for importing the SDK
 
         try:
-            return transform_schema(schema)
+            return transform_schema(_tags_required(schema))
         except (ValueError, AssertionError, TypeError) as exc:
             problem = f"cannot be made strict by anthropic.transform_schema ({exc})"
     raise AgentDefinitionError(f"{subject} {problem}. {alternative}")
+
+
+def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the tag of every discriminated union required in each of its members.
+
+    ``transform_schema`` keeps a union as ``anyOf`` but moves its ``discriminator`` into a description; a tag with a
+    default (``kind: Literal["cat"] = "cat"``) would then be optional, and a model held to the grammar could leave it
+    out, which pydantic refuses ("Unable to extract tag"). Required, the grammar writes it.
+    """
+    tagged = copy.deepcopy(schema)
+    defs = _mapping(tagged.get("$defs"))
+    for node in _nodes(tagged):
+        tag = _mapping(node.get("discriminator")).get("propertyName")
+        if not isinstance(tag, str):
+            continue
+        members = [*_items(node.get("oneOf")), *_items(node.get("anyOf"))]
+        for member in members:
+            ref = _mapping(member).get("$ref")
+            target = _mapping(defs.get(ref.rsplit("/", 1)[-1]) if isinstance(ref, str) else member)
+            if tag in _mapping(target.get("properties")):
+                required = [str(name) for name in _items(target.get("required"))]
+                target["required"] = required if tag in required else [tag, *required]
+    return tagged
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a fresh one: writing to it changes nothing)."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list[object]:
+    return cast("list[object]", value) if isinstance(value, list) else []
+
+
+def _nodes(node: object) -> list[dict[str, Any]]:
+    """Every schema object inside ``node`` (``node`` too), depth first."""
+    found: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        fields = cast("dict[str, Any]", node)
+        found.append(fields)
+        for value in fields.values():
+            found.extend(_nodes(value))
+    elif isinstance(node, list):
+        for item in cast("list[object]", node):
+            found.extend(_nodes(item))
+    return found
 
 
 def inexpressible(schema: dict[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-__all__ = ["ReadJson", "complete_object", "json_start", "read_json", "turn_text"]
+__all__ = ["MAX_STARTS", "ReadJson", "complete_object", "json_start", "read_json", "turn_text"]
 
 MAX_STARTS: Final = 16
 """Opening braces tried as the start of the JSON object in prose: reading stays linear in the text's length."""

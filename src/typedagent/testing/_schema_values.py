@@ -214,7 +214,7 @@ _MAKERS: Final[dict[object, Callable[[_Walker, Mapping[str, Any], int], Any]]] =
 }
 
 
-_MOVED: Final = re.compile(r"\{([^{}]*)\}\Z")
+_MOVED_KEY: Final = re.compile(r"(?:^|, )([A-Za-z]+): ")
 _NUMERIC: Final = frozenset(
     {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
     | {"minLength", "maxLength", "minItems", "maxItems", "minProperties"}
@@ -222,19 +222,20 @@ _NUMERIC: Final = frozenset(
 
 
 def restored(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``schema`` with the numeric limits ``anthropic.transform_schema`` moved into its description put back.
+    """``schema`` with the limits ``anthropic.transform_schema`` moved into its description put back.
 
-    A strict schema (a strict tool's, a native output's) keeps ``minimum: 0`` only as ``"{minimum: 0}"`` at the end
-    of its description: values made up without it would fail pydantic's check of the output.
+    A strict schema (a strict tool's, a native output's) keeps ``minimum: 0`` or a ``pattern`` only as
+    ``"{minimum: 0, pattern: ^a+$}"`` at the end of its description: values made up without them would fail
+    pydantic's check of the output.
     """
-    description = schema.get("description")
-    found = _MOVED.search(description) if isinstance(description, str) else None
-    if found is None:
-        return schema
+    moved = _moved(schema.get("description"))
     limits: dict[str, Any] = {}
-    for part in found.group(1).split(", "):
-        key, _, text = part.partition(": ")
-        if key in _NUMERIC and key not in schema:
+    for key, text in moved.items():
+        if key in schema:
+            continue
+        if key == "pattern":
+            limits[key] = text
+        elif key in _NUMERIC:
             try:
                 limit = int(text) if text.lstrip("-").isdigit() else float(text)
             except ValueError:
@@ -242,6 +243,20 @@ def restored(schema: Mapping[str, Any]) -> Mapping[str, Any]:
             if math.isfinite(limit):
                 limits[key] = limit
     return {**schema, **limits} if limits else schema
+
+
+def _moved(description: object) -> dict[str, str]:
+    """The ``{key: value, ...}`` block ``transform_schema`` ends a description with, as text by key."""
+    if not isinstance(description, str) or not description.endswith("}"):
+        return {}
+    start = description.rfind("\n\n{")
+    block = description[start + 2 :] if start >= 0 else description if description.startswith("{") else ""
+    inner = block[1:-1]
+    keys = list(_MOVED_KEY.finditer(inner))
+    if not keys:
+        return {}
+    ends = [match.start() for match in keys[1:]] + [len(inner)]
+    return {match.group(1): inner[match.end() : end] for match, end in zip(keys, ends, strict=True)}
 
 
 def _bounds(schema: Mapping[str, Any], nudge: float) -> tuple[float | None, float | None]:

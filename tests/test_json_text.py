@@ -1,0 +1,88 @@
+"""Reading a JSON answer from the model's text: whole, fenced, in prose, or not there (a problem, never a crash)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from typedagent._run.json_text import MAX_STARTS, complete_object, json_start, read_json, turn_text
+
+
+def block(kind: str, text: str = "") -> Any:
+    """A response content block as the loop reads it."""
+    return SimpleNamespace(type=kind, text=text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"city": "Paris", "n": 2}',
+        '  \n{"city":"Paris","n":2}\n',
+        'Here is the answer:\n```json\n{"city": "Paris", "n": 2}\n```\nAnything else?',
+        '```\n{"city": "Paris", "n": 2}\n```',
+        'The answer is {"city": "Paris", "n": 2}. Hope that helps {really}.',
+        'Before {not json} then {"city": "Paris", "n": 2}',
+        '```json\n{"city": "Paris", "n": 2}',
+    ],
+)
+def test_read_json_finds_the_object(text: str) -> None:
+    """The whole text, a fenced block (closed or not), or the first complete object in prose."""
+    assert read_json(text).value == {"city": "Paris", "n": 2}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"city": "Par', "the answer is not valid JSON (Unterminated string starting at: line 1 column 10"),
+        ("The capital of France is Paris.", "the answer holds no JSON object"),
+        ("I'd say {city: Paris}", "the JSON object in the answer is not valid JSON"),
+        ("[1, 2]", "the answer is a JSON array, not an object"),
+        ('"Paris"', "the answer is a JSON string, not an object"),
+        ("42", "the answer is a JSON number, not an object"),
+        ("null", "the answer is a JSON null, not an object"),
+        ('{"n": NaN}', "the answer is not valid JSON (NaN is not JSON)"),
+        ("[" * 100_000, "the answer is not valid JSON (nested too deeply)"),
+    ],
+)
+def test_read_json_problems_are_phrased_for_the_model(text: str, problem: str) -> None:
+    """Truncated JSON, prose without JSON, a value that is not an object: a problem to tell the model."""
+    read = read_json(text)
+    assert read.value is None
+    assert read.problem is not None
+    assert read.problem.startswith(problem)
+
+
+def test_read_json_tries_a_bounded_number_of_starts() -> None:
+    """Only the first MAX_STARTS braces of prose are tried, so a text of many unbalanced braces reads in linear time."""
+    assert read_json("{ " * (MAX_STARTS - 1) + '{"a": 1}').value == {"a": 1}
+    assert read_json("{ " * MAX_STARTS + '{"a": 1}').value is None
+    assert read_json("```\n" + "{" * 200_000 + "```" * 50_000).problem == (
+        "the JSON object in the answer is not valid JSON: send the answer as one JSON object"
+    )
+
+
+def test_turn_text_is_the_text_after_the_last_other_block() -> None:
+    """Thinking before the answer is no part of it; a tool or server result before it ends what came earlier."""
+    content = [
+        block("thinking"),
+        block("text", "Let me search."),
+        block("server_tool_use"),
+        block("web_search_tool_result"),
+        block("text", '{"a": '),
+        block("text", "1}"),
+    ]
+    assert turn_text(content) == '{"a": 1}'
+    assert turn_text([block("thinking"), block("text", " \n ")]) is None
+    assert turn_text([]) is None
+
+
+def test_json_start_and_complete_object_read_an_answer_in_progress() -> None:
+    """The object starts at its first brace; it is complete once it closes, whatever follows."""
+    text = 'Sure:\n```json\n{"a": [1, {"b": "}"}]}\n```'
+    start = json_start(text)
+    assert start == text.index("{")
+    assert complete_object(text, start) == {"a": [1, {"b": "}"}]}
+    assert complete_object(text[:-8], start) is None
+    assert json_start("no object yet") is None
