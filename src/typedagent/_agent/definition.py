@@ -58,7 +58,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     model: str
     """Anthropic model id."""
     output: OutputTool[OutputT]
-    """The output tool; its schema is the result type."""
+    """The output: its type, and how the model hands it over (``output.mode``)."""
     instructions: Instructions[DepsT] | None
     """System prompt, fixed or built per run."""
     helpers: tuple[Helper[DepsT], ...]
@@ -94,6 +94,9 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
     def tool_params(self) -> list[ToolParam]:
         """The exact tool definitions sent to the API: helpers, server tools, output, and ``submit`` when reflecting.
+
+        The output tool is there in ``"tool"`` mode only: in ``"native"`` and ``"prompted"`` modes the output is
+        the text that ends the model's turn.
 
         A fresh copy: changing it does not change the agent. Typed as the custom tools most entries are; an
         Anthropic-defined tool or a server tool is there as its own definition (``type``, ``name``, settings).
