@@ -88,7 +88,7 @@ class OutputTool(Generic[OutputT]):
             by the SDK's ``transform_schema``); ``"tool"`` mode only.
 
     Raises:
-        AgentDefinitionError: the type has no JSON schema, an option is invalid, or (``"native"`` mode and
+        AgentDefinitionError: the type has no JSON schema, an option is invalid, or (``"native"`` mode, or
             ``strict=True``) the schema holds what the API's constrained decoding cannot express: a recursive type,
             a mapping (``dict[str, X]``), a field of type ``Any``.
     """
@@ -103,7 +103,8 @@ class OutputTool(Generic[OutputT]):
     _adapter: pydantic.TypeAdapter[OutputT] = field(init=False, repr=False, compare=False)
     _wrapper: type[pydantic.BaseModel] | None = field(init=False, repr=False, compare=False)
     _input_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
-    """The tool input's JSON schema with every constraint (``strict`` tools send a transformed one)."""
+    """The tool input's JSON schema with every constraint: a prompted answer's too (``strict`` tools and native
+    output send a transformed one)."""
     _param: ToolParam = field(init=False, repr=False, compare=False)
     _format: Mapping[str, Any] | None = field(init=False, repr=False, compare=False)
     """``"native"`` mode: the ``output_config.format`` sent with each request (read-only)."""
