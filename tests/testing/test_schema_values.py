@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from pydantic import AnyUrl, BaseModel, Field, TypeAdapter
 
-from typedagent.testing._schema_values import RandomChooser, SchemaValueError, generate, restored
+from typedagent.testing._described_limits import restored
+from typedagent.testing._schema_values import RandomChooser, SchemaValueError, generate
 
 
 def made(schema: dict[str, Any], seed: int = 0) -> Any:
