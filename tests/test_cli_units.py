@@ -786,6 +786,7 @@ def test_check_output_limits_count_strict_schemas_together() -> None:
     assert exceeded_limit([nested, many], None) == "26 optional parameters, over the limit of 24"
     referenced = {"type": "object", "properties": {"x": {"$ref": "#/$defs/M"}}, "required": ["x"], "$defs": {"M": many}}
     assert exceeded_limit([referenced, many], None) is None  # what sits behind a $ref is not counted
+    assert exceeded_limit([{"type": "object", "properties": {"anything": True}}], None) is None
 
 
 def test_check_output_problems_of_a_native_agent_over_the_limits() -> None:

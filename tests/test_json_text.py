@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from typedagent._run.json_text import MAX_STARTS, complete_object, json_start, read_json, turn_text
+from typedagent._run.request import PROMPTED_SCHEMA_HEADING, schema_in_prompt
 
 
 def block(kind: str, text: str = "") -> Any:
@@ -25,6 +26,7 @@ def block(kind: str, text: str = "") -> Any:
         'The answer is {"city": "Paris", "n": 2}. Hope that helps {really}.',
         'Before {not json} then {"city": "Paris", "n": 2}',
         '```json\n{"city": "Paris", "n": 2}',
+        'Inline ```{"city": "Paris", "n": 2}```',
     ],
 )
 def test_read_json_finds_the_object(text: str) -> None:
@@ -86,3 +88,23 @@ def test_json_start_and_complete_object_read_an_answer_in_progress() -> None:
     assert complete_object(text, start) == {"a": [1, {"b": "}"}]}
     assert complete_object(text[:-8], start) is None
     assert json_start("no object yet") is None
+
+
+def test_read_json_deeply_nested_object_is_a_problem_not_a_crash() -> None:
+    """An object nested past the parser's depth is not valid JSON, said as such."""
+    read = read_json('{"a":' * 50_000)
+    assert read.value is None
+    assert read.problem is not None
+    assert read.problem.startswith("the answer is not valid JSON")
+    assert complete_object('{"a":' * 50_000, 0) is None
+
+
+def test_schema_in_prompt_reads_the_prompted_schema_back() -> None:
+    """The schema a prompted agent's system prompt gives, as a string or as text blocks; None when there is none."""
+    system = f'You triage.\n\n## How to answer\n...\n\n{PROMPTED_SCHEMA_HEADING}\n{{"type": "object"}}'
+    assert schema_in_prompt(system) == {"type": "object"}
+    blocks = [{"type": "text", "text": "You triage."}, {"type": "text", "text": system}]
+    assert schema_in_prompt(blocks) == {"type": "object"}
+    assert schema_in_prompt("You triage.") is None
+    assert schema_in_prompt(f"{PROMPTED_SCHEMA_HEADING}\n{{broken") is None
+    assert schema_in_prompt(None) is None

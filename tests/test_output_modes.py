@@ -33,6 +33,12 @@ class Tagged(BaseModel):
     tags: dict[str, int]
 
 
+class MaybeTagged(BaseModel):
+    """An object with an optional mapping field (inline in an anyOf)."""
+
+    tags: dict[str, int] | None = None
+
+
 class Loose(BaseModel):
     """An object with a field of type Any."""
 
@@ -119,6 +125,8 @@ def test_output_strict_is_a_tool_mode_option(mode: Any, advice: str) -> None:
         (Node, "Node", "is recursive"),
         (Tagged, "Tagged", r"has a mapping \(tags: a dict of free keys\)"),
         (dict[str, int], "dict[str, int]", r"has a mapping \(the whole schema"),
+        (list[Tagged | None], "list[Tagged | None]", r"has a mapping \(Tagged.tags"),
+        (MaybeTagged, "MaybeTagged", r"has a mapping \(tags: a dict"),
         (Loose, "Loose", "cannot be made strict by anthropic.transform_schema"),
     ],
 )

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from support import GOOD, Triage, run, triage_agent
 
 from typedagent import (
@@ -16,6 +16,7 @@ from typedagent import (
     OutputRejected,
     OutputTool,
     ValidationConfig,
+    define_agent,
     execute_agent,
     tool,
 )
@@ -150,13 +151,18 @@ async def test_text_answer_repairing_validator_replaces_the_output(mode: Any) ->
     assert result.metadata.attempts[0].candidate == {"severity": 2, "summary": "  VPN drops hourly "}
 
 
+def sync_crash(out: Triage) -> None:
+    raise KeyError("oops")
+
+
+async def async_crash(out: Triage) -> None:
+    raise KeyError("oops")
+
+
 @MODES
-async def test_text_answer_crashing_validator_fails_the_execution(mode: Any) -> None:
-    """A validator that raises anything else fails with VALIDATOR_ERROR; the candidate is kept."""
-
-    def broken(out: Triage) -> None:
-        raise KeyError("oops")
-
+@pytest.mark.parametrize("broken", [sync_crash, async_crash])
+async def test_text_answer_crashing_validator_fails_the_execution(mode: Any, broken: Any) -> None:
+    """A validator (sync, on a worker thread, or async) that raises anything else fails with VALIDATOR_ERROR."""
     result = await run(triage_agent(output=answering(mode), validators=[broken]), ScriptedClient([text(GOOD_JSON)]))
     assert result.ok is False
     assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
@@ -466,3 +472,42 @@ async def test_text_answer_abort_during_validation_cancels_in_phase_tool() -> No
     assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
     assert result.error.context.phase == "tool"  # type: ignore[union-attr]
     assert result.error.last_output == GOOD.model_dump()
+
+
+@MODES
+async def test_text_reflection_model_validation_crash_fails_the_execution(mode: Any) -> None:
+    """A crash in the output model's own validation code while an answer is previewed is VALIDATOR_ERROR."""
+
+    class Fragile(BaseModel):
+        n: int
+
+        @field_validator("n")
+        @classmethod
+        def explode(cls, value: int) -> int:
+            raise KeyError("bug")
+
+    agent = define_agent(
+        name="fragile", model="claude-sonnet-4-6", output=OutputTool(Fragile, mode=mode, reflection_handler=str)
+    )
+    result = await execute_agent(agent, "go", client=ScriptedClient([text('{"n": 1}')]))
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.VALIDATOR_ERROR
+    assert result.error.last_output == {"n": 1}
+
+
+async def test_text_reflection_abort_during_the_preview_cancels() -> None:
+    """An abort while the reflection handler runs interrupts it: EXECUTION_CANCELLED in phase tool."""
+    stop = threading.Event()
+    release = threading.Event()
+
+    def slow_preview(out: Triage) -> str:
+        stop.set()
+        release.wait(5)
+        return "late"
+
+    agent = triage_agent(output=answering("prompted", reflection_handler=slow_preview))
+    result = await execute_agent(agent, "hi", client=ScriptedClient([text(GOOD_JSON)]), abort_event=stop)
+    release.set()
+    assert result.ok is False
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
+    assert result.error.context.phase == "tool"  # type: ignore[union-attr]

@@ -195,6 +195,8 @@ async def test_schema_client_says_when_it_cannot_make_up_an_input() -> None:
 
     with pytest.raises(ScriptError, match=r"cannot make up an input for tool 'final_output': pattern .* is not a"):
         await execute_agent(agent_for(OutputTool(Odd)), "go", client=SchemaClient())
+    with pytest.raises(ScriptError, match=r"cannot make up an answer for the output schema: pattern .* is not a"):
+        await execute_agent(agent_for(OutputTool(Odd, mode="prompted")), "go", client=SchemaClient())
     with pytest.raises(ScriptError, match="offers no tool to call"):
         SchemaClient().messages.create(model="m", max_tokens=1, messages=[], tools=[])
 

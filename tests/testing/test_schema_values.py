@@ -164,6 +164,7 @@ def test_schema_values_restore_the_limits_transform_schema_moved() -> None:
         "description": "{minimum: 0.5, maximum: nan}",
         "minimum": 0.5,
     }
+    assert restored({"type": "integer", "description": "{minimum: zero, maximum: 3}"})["maximum"] == 3
     kept = {"type": "integer", "minimum": 2, "description": "{minimum: 0}"}
     assert restored(kept) is kept
     for plain in ({"type": "string", "description": "Use {braces}"}, {"type": "string"}):

@@ -101,8 +101,8 @@ def inexpressible(schema: dict[str, Any]) -> str | None:
 def _mapping_at(node: object, path: str) -> str | None:
     """The path of the first object schema without ``properties`` that takes other keys (a ``dict[str, X]``)."""
     if isinstance(node, list):
-        for index, item in enumerate(cast("list[object]", node)):
-            found = _mapping_at(item, f"{path}[{index}]")
+        for item in cast("list[object]", node):  # the members of a union: the path names the field
+            found = _mapping_at(item, path)
             if found is not None:
                 return found
         return None
