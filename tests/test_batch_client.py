@@ -25,8 +25,8 @@ from typedagent import (
     JournalError,
     ManyResult,
     MessageBatches,
-    execute_many,
     OutputTool,
+    execute_many,
     execute_many_sync,
 )
 from typedagent._api.batch_ledger import BatchLedger, ledger_path

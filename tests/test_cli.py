@@ -431,8 +431,10 @@ def test_cli_check_reports_the_problems_of_an_output_mode(tmp_path: Path) -> Non
         "from typedagent import OutputTool, define_agent\n\n"
         "class Out(BaseModel):\n    answer: str\n\n"
         "native = define_agent(name='native', model='claude-sonnet-4-6', output=OutputTool(Out, mode='native'))\n"
-        "prompted = define_agent(name='prompted', model='claude-sonnet-4-0', output=OutputTool(Out, mode='prompted'))\n"
-        "old = define_agent(name='old', model='claude-sonnet-4-0', output=OutputTool(Out, mode='native'))\n"
+        "prompted = define_agent(name='prompted', model='claude-sonnet-4@20250514',\n"
+        "                        output=OutputTool(Out, mode='prompted'))\n"
+        "old = define_agent(name='old', model='anthropic.claude-sonnet-4-20250514-v1:0',\n"
+        "                   output=OutputTool(Out, mode='native'))\n"
     )
     done = cli("check", str(tmp_path / "modes.py"), "--show-tools")
     label = str(tmp_path / "modes.py")
@@ -440,8 +442,8 @@ def test_cli_check_reports_the_problems_of_an_output_mode(tmp_path: Path) -> Non
     assert done.stderr.splitlines() == [
         f"ok    {label}:native  native: 0 helpers, output as JSON text (native)",
         f"ok    {label}:prompted  prompted: 0 helpers, output as JSON text (prompted)",
-        f"FAIL  {label}:old: output: mode='native', but model 'claude-sonnet-4-0' has no structured outputs "
-        "(output_config.format): use mode='prompted' on it, or a newer model",
+        f"FAIL  {label}:old: output: mode='native', but model 'anthropic.claude-sonnet-4-20250514-v1:0' has no "
+        "structured outputs (output_config.format): use mode='prompted' on it, or a newer model",
         "checked 3 agents: 1 problem",
     ]
     shown = json.loads(done.stdout)

@@ -769,6 +769,8 @@ def test_check_model_ids(cli: Streams, tmp_path: Path) -> None:
     second = Streams()
     assert second("check", prefixed) == 1
     assert "define_agent(model='anthropic:claude-sonnet-4-6'): 'anthropic:' names a provider" in second.err.getvalue()
+
+
 def test_check_output_limits_count_strict_schemas_together() -> None:
     """Strict tools and the native format count together against the API's limits; over one is a problem."""
     many = {"type": "object", "properties": {f"f{n}": {"type": "string"} for n in range(13)}, "required": []}

@@ -175,7 +175,7 @@ def test_output_config_format_in_model_settings_is_refused() -> None:
     """The format is the output's: setting it in model_settings says to use mode='native'."""
     with pytest.raises(AgentDefinitionError, match=r"use OutputTool\(Triage, mode='native'\)"):
         triage_agent(model_settings={"output_config": {"format": {"type": "json_schema", "schema": {}}}})
-    with pytest.raises(AgentDefinitionError, match=r"output_config'\] must be a dict"):
+    with pytest.raises(AgentDefinitionError, match=r"output_config'\] is not what messages.create takes"):
         triage_agent(model_settings={"output_config": "high"})
     kept = triage_agent(output=OutputTool(Triage, mode="native"), model_settings={"output_config": {"effort": "low"}})
     assert kept.model_settings["output_config"]["effort"] == "low"

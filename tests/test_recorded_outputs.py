@@ -20,6 +20,9 @@ from typedagent import AgentErrorCode, OutputTool, define_agent, execute_agent, 
 from typedagent.testing import FakeAnthropicServer, ScriptItem, conversation, malformed_body, output_call, submit_call
 
 MODEL = "claude-sonnet-4-6"
+VERTEX_SONNET_4 = "claude-sonnet-4@20250514"
+"""``claude-sonnet-4-0`` (recorded, without structured outputs) by the id Vertex AI gives it: the installed SDK does
+not name Sonnet 4, and warns about an id it does not know, but not about a platform's."""
 
 
 class CityInfo(BaseModel):
@@ -205,7 +208,7 @@ async def test_recorded_prompted_output_with_thinking() -> None:
     expected = exchange["request"]["body"]
     agent = define_agent(
         name="sums",
-        model="claude-sonnet-4-0",
+        model=VERTEX_SONNET_4,
         output=OutputTool(Sum, mode="prompted"),
         model_settings={"thinking": expected["thinking"]},
         prompt_caching=False,
@@ -229,7 +232,7 @@ async def test_recorded_answer_of_another_shape_is_fed_back() -> None:
     expected = exchange["request"]["body"]
     agent = define_agent(
         name="sums",
-        model="claude-sonnet-4-0",
+        model=VERTEX_SONNET_4,
         output=OutputTool(int, mode="prompted"),
         model_settings={"thinking": expected["thinking"]},
     )

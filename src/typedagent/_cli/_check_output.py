@@ -23,8 +23,9 @@ MAX_UNION_PARAMETERS: Final = 16
 output's format), as pydantic-ai counts them (``pydantic_ai/models/_anthropic_schema_limits.py``): only what is
 reached without following a ``$ref``, so that a request the API accepts is never reported."""
 
-NO_STRUCTURED_OUTPUTS: Final = re.compile(r"claude-(?:instant|2|3)|claude-(?:sonnet|opus)-4-(?:0|2025)")
-"""Models without structured outputs and strict tools (Claude 3 and earlier, Sonnet 4 and Opus 4 before 4.1): newer
+NO_STRUCTURED_OUTPUTS: Final = re.compile(r"claude-(?:instant|2|3)|claude-(?:sonnet|opus)-4(?!-[1-9](?:\D|$))")
+"""Models without structured outputs and strict tools (Claude 3 and earlier, Sonnet 4 and Opus 4 before 4.1:
+``claude-sonnet-4-0``, ``claude-opus-4-20250514``, ``claude-sonnet-4@20250514``, not ``claude-sonnet-4-5``): newer
 ones have them, so a model this does not match is taken to (a Bedrock or Vertex id names the model inside it)."""
 
 

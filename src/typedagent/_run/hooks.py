@@ -38,6 +38,7 @@ class AnswerPreview:
     preview: str
     """What the model reads: the reflection handler's text, or why the answer was not kept."""
 
+
 logger = logging.getLogger("typedagent")
 
 
