@@ -90,6 +90,17 @@ def test_json_start_and_complete_object_read_an_answer_in_progress() -> None:
     assert json_start("no object yet") is None
 
 
+def test_json_start_skips_braces_in_prose() -> None:
+    """A brace that cannot open a JSON object (``{curly}`` prose) is skipped; one at the end may still open one."""
+    prose = "Using the {severity, summary} fields and { braces }:\n"
+    assert json_start(prose) is None
+    assert json_start(prose + '{"a": 1}') == len(prose)
+    assert json_start(prose + "{") == len(prose)
+    assert json_start(prose + "{ \n") == len(prose)
+    assert json_start(prose + "{}") == len(prose)
+    assert json_start("{x} " * (MAX_STARTS + 1) + '{"a": 1}') is None  # bounded: linear in the text
+
+
 def test_read_json_deeply_nested_object_is_a_problem_not_a_crash() -> None:
     """An object nested past the parser's depth is not valid JSON, said as such."""
     read = read_json('{"a":' * 50_000)

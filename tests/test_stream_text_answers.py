@@ -64,6 +64,18 @@ async def test_stream_prompted_answer_skips_the_prose_and_the_fence() -> None:
     assert result.output == GOOD
 
 
+async def test_stream_prompted_answer_skips_braces_in_the_prose() -> None:
+    """Prose with braces before the JSON: they start no partial output; the answer's object still streams."""
+    answer = f"Filling in {{severity, summary}}:\n```json\n{LONG.model_dump_json()}\n```"
+    client = ScriptedClient([text(answer)])
+    events, result = await _events(triage_agent(output=OutputTool(Triage, mode="prompted")), client)
+    partials = [event for event in events if isinstance(event, PartialOutput)]
+    assert len(partials) > 3
+    assert all(set(p.raw) <= {"severity", "summary"} for p in partials)
+    assert partials[-1].raw == LONG.model_dump()
+    assert result.output == LONG
+
+
 @MODES
 async def test_stream_text_reflection_previews_by_response(mode: Any) -> None:
     """Each JSON answer's preview is a ReflectionPreview carrying the response id."""

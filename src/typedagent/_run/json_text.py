@@ -8,6 +8,7 @@ A text that holds no JSON object is a problem the model is told about, never an 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -17,6 +18,8 @@ __all__ = ["MAX_STARTS", "ReadJson", "complete_object", "json_start", "read_json
 MAX_STARTS: Final = 16
 """Opening braces tried as the start of the JSON object in prose: reading stays linear in the text's length."""
 _FENCE: Final = "```"
+_OPENS_OBJECT: Final = re.compile(r'\{[ \t\n\r]*(?:["}]|\Z)')
+"""A brace that opens a JSON object: a key or the closing brace comes next, or nothing yet (still streaming)."""
 _NOT_ANSWER: Final = frozenset({"thinking", "redacted_thinking"})
 """Blocks that may come before the answer's text without being part of the turn's tool work."""
 
@@ -67,9 +70,19 @@ def read_json(text: str) -> ReadJson:
 
 
 def json_start(text: str) -> int | None:
-    """Where the JSON object of an answer still being written starts (its first ``{``), if it has started."""
-    index = text.find("{")
-    return None if index < 0 else index
+    """Where the JSON object of an answer still being written starts, if it has started.
+
+    Its first ``{`` that can open an object: followed by ``"`` or ``}`` (past whitespace), or by nothing yet. A brace
+    in prose (``{curly}``) is skipped; of the first ``MAX_STARTS`` braces, so that reading stays linear.
+    """
+    start = text.find("{")
+    for _ in range(MAX_STARTS):
+        if start < 0:
+            return None
+        if _OPENS_OBJECT.match(text, start) is not None:
+            return start
+        start = text.find("{", start + 1)
+    return None
 
 
 def complete_object(text: str, start: int) -> dict[str, Any] | None:
