@@ -171,6 +171,50 @@ def test_strict_helpers_refuse_what_constrained_decoding_cannot_hold() -> None:
         HelperTool(definition=raw, handler=lambda data: data, strict=True)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {"node": {"$ref": "#/$defs/Node"}},
+                "required": ["node"],
+                "additionalProperties": False,
+                "$defs": {
+                    "Node": {
+                        "type": "object",
+                        "properties": {"next": {"$ref": "#/$defs/Node"}},
+                        "required": ["next"],
+                        "additionalProperties": False,
+                    }
+                },
+            },
+            "is recursive",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"tags": {"type": "object", "additionalProperties": {"type": "integer"}}},
+                "required": ["tags"],
+                "additionalProperties": False,
+            },
+            r"has a mapping \(tags",
+        ),
+    ],
+)
+def test_strict_definitions_sent_as_given_refuse_what_constrained_decoding_cannot_hold(
+    schema: dict[str, Any], problem: str
+) -> None:
+    """A definition that says "strict": true itself is sent as given, but what the API refuses is refused here."""
+    definition = {"name": "raw", "description": "Raw.", "input_schema": schema, "strict": True}
+    with pytest.raises(
+        AgentDefinitionError, match=rf"Tool 'raw' \(strict: true in its definition\): its input schema {problem}.*Drop"
+    ):
+        HelperTool(definition=definition, handler=lambda data: data)  # type: ignore[arg-type]
+    lenient = HelperTool(definition={**definition, "strict": False}, handler=lambda data: data)  # type: ignore[arg-type]
+    assert lenient.definition["input_schema"] == schema
+
+
 def test_output_config_format_in_model_settings_is_refused() -> None:
     """The format is the output's: setting it in model_settings says to use mode='native'."""
     with pytest.raises(AgentDefinitionError, match=r"use OutputTool\(Triage, mode='native'\)"):

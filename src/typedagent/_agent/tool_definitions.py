@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from .._shared.errors import AgentDefinitionError
 from .schemas import schema_problems
-from .strict_schema import strict_schema
+from .strict_schema import inexpressible, strict_schema
 
 __all__ = [
     "CLIENT_TOOL_PREFIXES",
@@ -38,7 +38,8 @@ def check_definition(definition: dict[str, Any]) -> Any:
 
     Raises:
         AgentDefinitionError: no schema, a schema the API would refuse (an unknown type, a ``$ref`` that does
-            not resolve, ``required`` names missing from ``properties``, …), or a tool the API runs itself.
+            not resolve, ``required`` names missing from ``properties``, …; with ``"strict": true``, a recursive
+            type or a mapping), or a tool the API runs itself.
     """
     name, kind = definition.get("name"), definition.get("type")
     if isinstance(kind, str) and is_server_tool_type(kind):
@@ -61,6 +62,13 @@ def check_definition(definition: dict[str, Any]) -> Any:
             f"HelperTool {name!r}: its input_schema is not one the Messages API accepts: {listed}. "
             "Fix the schema (or build the tool with @tool from a typed function)."
         )
+    if definition.get("strict") is True:
+        problem = inexpressible(dict(typing.cast("Mapping[str, Any]", schema)))
+        if problem is not None:
+            raise AgentDefinitionError(
+                f'Tool {name!r} (strict: true in its definition): its input schema {problem}. Drop "strict" (the '
+                "input is still validated before your code runs), or change the schema."
+            )
     return definition
 
 

@@ -76,7 +76,7 @@ class HelperTool:
     strict: bool = False
     """Send the tool with Anthropic's ``strict: true``: the model's input always matches the schema (made
     strict-compatible by the SDK's ``transform_schema``). A definition that says ``"strict": True`` itself is sent
-    as given, its schema included."""
+    as given, its schema included (a recursive type or a mapping in it is refused, as the API would)."""
 
     def __post_init__(self) -> None:
         definition: object = self.definition
