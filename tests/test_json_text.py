@@ -56,6 +56,17 @@ def test_read_json_problems_are_phrased_for_the_model(text: str, problem: str) -
     assert read.problem.startswith(problem)
 
 
+def test_read_json_says_where_a_wrapped_value_goes() -> None:
+    """For an output that is not an object, a bare value is told to go in the answer's "value"."""
+    assert read_json("[1, 2]", wrapped=True).problem == (
+        'the answer is a JSON array, not an object: send the output as one JSON object whose "value" is the array'
+    )
+    assert read_json('```json\n"Paris"\n```', wrapped=True).problem == (
+        'the answer is a JSON string, not an object: send the output as one JSON object whose "value" is the string'
+    )
+    assert read_json('{"value": [1, 2]}', wrapped=True).value == {"value": [1, 2]}
+
+
 def test_read_json_tries_a_bounded_number_of_starts() -> None:
     """Only the first MAX_STARTS braces of prose are tried, so a text of many unbalanced braces reads in linear time."""
     assert read_json("{ " * (MAX_STARTS - 1) + '{"a": 1}').value == {"a": 1}

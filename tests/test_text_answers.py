@@ -243,7 +243,7 @@ async def test_text_beside_a_tool_call_is_not_the_answer(mode: Any) -> None:
 
 @MODES
 async def test_text_answer_of_a_list_type_is_wrapped_and_unwrapped(mode: Any) -> None:
-    """A non-object output is answered as {"value": ...} and unwrapped; a bare array is a problem to fix."""
+    """A non-object output is answered as {"value": ...} and unwrapped; a bare array is a problem, told how to wrap."""
 
     class Item(BaseModel):
         name: str
@@ -255,7 +255,7 @@ async def test_text_answer_of_a_list_type_is_wrapped_and_unwrapped(mode: Any) ->
     assert result.ok is True
     assert result.output == [Item(name="bolt", qty=4)]
     assert result.metadata.attempts[0].validation_errors == (
-        "the answer is a JSON array, not an object: send the output as one JSON object",
+        'the answer is a JSON array, not an object: send the output as one JSON object whose "value" is the array',
     )
     assert conversation(result)[-1]["content"][0]["text"] == '{"value": [{"name": "bolt", "qty": 4}]}'
 

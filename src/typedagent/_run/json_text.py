@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from .._agent.output import WRAPPER_KEY
+
 __all__ = ["MAX_STARTS", "ReadJson", "complete_object", "json_start", "read_json", "turn_text"]
 
 MAX_STARTS: Final = 16
@@ -48,17 +50,21 @@ def turn_text(content: Iterable[Any]) -> str | None:
     return text if text.strip() else None
 
 
-def read_json(text: str) -> ReadJson:
-    """The JSON object ``text`` holds: the whole text, its first fenced block, or the first object in its prose."""
+def read_json(text: str, *, wrapped: bool = False) -> ReadJson:
+    """The JSON object ``text`` holds: the whole text, its first fenced block, or the first object in its prose.
+
+    ``wrapped``: the output is not an object, and its value goes in the answer's ``"value"`` (said when the answer is
+    a bare value).
+    """
     stripped = text.strip()
     value, error = _loads(stripped)
     if error is None:
-        return _object(value)
+        return _object(value, wrapped)
     fenced = _fenced(text)
     if fenced is not None:
         value, fenced_error = _loads(fenced)
         if fenced_error is None:
-            return _object(value)
+            return _object(value, wrapped)
     found = _first_object(text)
     if found is not None:
         return found
@@ -110,12 +116,13 @@ def _loads(text: str) -> tuple[Any, str | None]:
         return None, str(exc)
 
 
-def _object(value: Any) -> ReadJson:
+def _object(value: Any, wrapped: bool) -> ReadJson:
     if isinstance(value, dict):
         return ReadJson(cast("dict[str, Any]", value))
     kinds: dict[type[object], str] = {list: "array", str: "string", bool: "boolean", type(None): "null"}
     kind = kinds.get(type(cast("object", value)), "number")
-    return ReadJson(None, f"the answer is a JSON {kind}, not an object: send the output as one JSON object")
+    problem = f"the answer is a JSON {kind}, not an object: send the output as one JSON object"
+    return ReadJson(None, f'{problem} whose "{WRAPPER_KEY}" is the {kind}' if wrapped else problem)
 
 
 def _fenced(text: str) -> str | None:

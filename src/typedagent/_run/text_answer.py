@@ -41,7 +41,7 @@ async def take_answer(execution: Execution, response: Message) -> AttemptEnd | N
         problem = feedback.attempt_feedback(AgentErrorCode.INVALID_RESPONSE, agent)
         execution.conversation.add_user_text(problem)
         return Rejected(AgentErrorCode.INVALID_RESPONSE, (problem,))
-    read = read_json(text)
+    read = read_json(text, wrapped=agent.output.wrapped)
     # On a forced last turn an answer is validated as if submitted, as an output call is in tool mode.
     final = not agent.reflection_enabled or attempt.output_forced
     if read.value is not None:
