@@ -170,12 +170,15 @@ def _describe(agent: AgentDefinition[Any, Any], params: Sequence[Any], *, connec
     reflection = ", reflection" if agent.reflection_enabled else ""
     mode = agent.output.mode
     output = f"output {agent.output.name!r}" if mode == "tool" else f"output as JSON text ({mode})"
-    return f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}{toolset_part}{server_part}, {output}{reflection}"
+    helper_part = f"{helpers} helper{'s' if helpers != 1 else ''}"
+    return f"{agent.name}: {helper_part}{toolset_part}{server_part}, {output}{reflection}"
 
 
 def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
-    """Every problem with the tool definitions ``agent`` sends (its own: its toolsets' need connecting) and with its
-    output mode."""
+    """Every problem with the tool definitions ``agent`` sends, and with its output mode.
+
+    Its own tool definitions only: its toolsets' need connecting (``check --connect``).
+    """
     params = list(agent.tool_params())
     return [*check_params(params), *output_problems(agent, params)]
 

@@ -36,7 +36,8 @@ def output_problems(agent: AgentDefinition[Any, Any], params: Sequence[Any]) -> 
     """
     output = agent.output
     problems: list[str] = []
-    strict = [cast("Mapping[str, Any]", tool) for tool in params if isinstance(tool, Mapping) and tool.get("strict")]
+    definitions = [cast("Mapping[str, Any]", tool) for tool in params if isinstance(tool, Mapping)]
+    strict = [tool for tool in definitions if tool.get("strict")]
     older = NO_STRUCTURED_OUTPUTS.search(agent.model) is not None
     if output.mode == "native" and older:
         problems.append(
