@@ -25,6 +25,7 @@ from typedagent import (
     JournalError,
     ManyResult,
     MessageBatches,
+    OutputTool,
     execute_many,
     execute_many_sync,
 )
@@ -35,7 +36,7 @@ from typedagent.testing._server import sdk_client
 TESTING = Path(__file__).resolve().parent / "testing"
 sys.path.insert(0, str(TESTING))
 
-from toolkit_support import PARIS, geo_agent  # noqa: E402
+from toolkit_support import PARIS, Answer, geo_agent  # noqa: E402
 
 FAST = MessageBatches(poll_s=0.01, max_poll_s=0.05, gather_s=5)
 PROMPTS = [f"How many people live in city {n}?" for n in range(5)]
@@ -382,3 +383,19 @@ def test_batch_client_default_concurrency_puts_every_input_in_each_round() -> No
         assert all(result.result.ok for result in batched)
         assert server.batches.created == 2
         assert server.batches.submitted == 140
+
+
+def test_batch_client_sends_a_native_output_format_in_each_request() -> None:
+    """A native-mode agent's requests each carry output_config.format (and the user's effort) in the batch."""
+    agent = geo_agent(output=OutputTool(Answer, mode="native"), model_settings={"output_config": {"effort": "low"}})
+    with FakeAnthropicServer(SCENARIO, per_conversation=True) as server:
+        batched = execute_many_sync(agent, PROMPTS, client=server.client(), transport=FAST)
+    assert [result.result.ok for result in batched] == [True] * len(PROMPTS)
+    assert [result.result.unwrap() for result in batched] == [PARIS] * len(PROMPTS)
+    assert server.batches.submitted == len(server.requests) == 2 * len(PROMPTS)
+    for params in server.requests:
+        assert params["output_config"]["effort"] == "low"
+        assert params["output_config"]["format"]["type"] == "json_schema"
+        assert params["output_config"]["format"]["schema"]["required"] == ["city", "population"]
+        assert params["tool_choice"] == {"type": "auto"}
+    assert conversation(batched[0].result)[-1]["content"] == [{"type": "text", "text": json.dumps(PARIS.model_dump())}]

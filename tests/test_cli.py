@@ -424,6 +424,38 @@ def test_cli_check_reports_one_line_per_problem(tmp_path: Path) -> None:
     )
 
 
+def test_cli_check_reports_the_problems_of_an_output_mode(tmp_path: Path) -> None:
+    """`check` shows each agent's mode; native output on an older model is a problem; --show-tools shows the format."""
+    (tmp_path / "modes.py").write_text(
+        "from pydantic import BaseModel\n"
+        "from typedagent import OutputTool, define_agent\n\n"
+        "class Out(BaseModel):\n    answer: str\n\n"
+        "native = define_agent(name='native', model='claude-sonnet-4-6', output=OutputTool(Out, mode='native'))\n"
+        "prompted = define_agent(name='prompted', model='claude-sonnet-4@20250514',\n"
+        "                        output=OutputTool(Out, mode='prompted'))\n"
+        "old = define_agent(name='old', model='anthropic.claude-sonnet-4-20250514-v1:0',\n"
+        "                   output=OutputTool(Out, mode='native'))\n"
+    )
+    done = cli("check", str(tmp_path / "modes.py"), "--show-tools")
+    label = str(tmp_path / "modes.py")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"ok    {label}:native  native: 0 helpers, output as JSON text (native)",
+        f"ok    {label}:prompted  prompted: 0 helpers, output as JSON text (prompted)",
+        f"FAIL  {label}:old: output: mode='native', but model 'anthropic.claude-sonnet-4-20250514-v1:0' has no "
+        "structured outputs (output_config.format): use mode='prompted' on it, or a newer model",
+        "checked 3 agents: 1 problem",
+    ]
+    shown = json.loads(done.stdout)
+    assert [(entry["agent"], entry["output_mode"], entry["tools"]) for entry in shown] == [
+        ("native", "native", []),
+        ("prompted", "prompted", []),
+        ("old", "native", []),
+    ]
+    assert shown[0]["output_format"]["schema"]["required"] == ["answer"]
+    assert "output_format" not in shown[1]
+
+
 def test_cli_record_then_replay_offline(api: FakeAnthropicServer, tmp_path: Path) -> None:
     """`--record` saves a live run to a cassette; `--replay` reproduces it with no key; drift exits 1."""
     triage = _example("support_triage")

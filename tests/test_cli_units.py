@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from pydantic import BaseModel
 
@@ -22,6 +23,7 @@ from typedagent.__main__ import main
 from typedagent._agent.locate import ImportFailed, load_module, split_target
 from typedagent._cli import _demo, _run
 from typedagent._cli._check import _first_difference, check_agent, schema_problems, strict_problems
+from typedagent._cli._check_output import exceeded_limit
 from typedagent._cli._progress import Lines, Progress, RichLines, make_lines
 from typedagent._cli._run import write_json
 from typedagent.testing import (
@@ -767,3 +769,52 @@ def test_check_model_ids(cli: Streams, tmp_path: Path) -> None:
     second = Streams()
     assert second("check", prefixed) == 1
     assert "define_agent(model='anthropic:claude-sonnet-4-6'): 'anthropic:' names a provider" in second.err.getvalue()
+
+
+def test_check_output_limits_count_strict_schemas_together() -> None:
+    """Strict tools and the native format count together against the API's limits; over one is a problem."""
+    many = {"type": "object", "properties": {f"f{n}": {"type": "string"} for n in range(13)}, "required": []}
+    assert exceeded_limit([many], None) is None
+    assert exceeded_limit([many], many) == "26 optional parameters, over the limit of 24"
+    unions = {
+        "type": "object",
+        "properties": {f"u{n}": {"anyOf": [{"type": "string"}, {"type": "null"}]} for n in range(17)},
+    }
+    assert exceeded_limit([], {**unions, "required": list(unions["properties"])}) == (
+        "17 parameters with union types, over the limit of 16"
+    )
+    assert exceeded_limit([{"type": "object", "properties": {}}] * 21, None) == "21 strict tools, over the limit of 20"
+    nested = {"type": "object", "properties": {"inner": {"type": "array", "items": many}}, "required": ["inner"]}
+    assert exceeded_limit([nested, many], None) == "26 optional parameters, over the limit of 24"
+    referenced = {"type": "object", "properties": {"x": {"$ref": "#/$defs/M"}}, "required": ["x"], "$defs": {"M": many}}
+    assert exceeded_limit([referenced, many], None) is None  # what sits behind a $ref is not counted
+    assert exceeded_limit([{"type": "object", "properties": {"anything": True}}], None) is None
+
+
+def test_check_output_problems_of_a_native_agent_over_the_limits() -> None:
+    """An agent whose strict helpers and native output go over the limits gets one problem saying what to do."""
+    optional: dict[str, Any] = {f"field_{n}": (str | None, None) for n in range(13)}
+    wide_output = pydantic.create_model("Wide", **optional)
+    schema = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(12)}, "required": []}
+    wide = HelperTool(
+        definition={"name": "wide", "description": "Take many optional parameters.", "input_schema": schema},
+        handler=lambda data: "",
+        strict=True,
+    )
+
+    agent = define_agent(
+        name="wide", model="claude-sonnet-4-6", output=OutputTool(wide_output, mode="native"), helpers=[wide]
+    )
+    assert check_agent(agent) == [
+        "strict schemas: 25 optional parameters, over the limit of 24. The API compiles every strict schema of a "
+        "request together (strict tools and the native output's format) and refuses one over its limits: set strict "
+        "only on the tools that need it, simplify the output type, or use mode='tool' (without strict) or "
+        "mode='prompted'"
+    ]
+    old = define_agent(
+        name="old", model="anthropic.claude-3-5-sonnet-20241022-v2:0", output=OutputTool(wide_output), helpers=[wide]
+    )
+    assert check_agent(old) == [
+        "strict tools ('wide'): model 'anthropic.claude-3-5-sonnet-20241022-v2:0' does not take strict: true; drop "
+        "strict, or use a newer model"
+    ]

@@ -161,3 +161,22 @@ def test_stop_reasons_outcome_and_code_are_one_enum() -> None:
     """Attempt outcomes and error codes are one enum: an attempt's outcome is SUCCESS or its failure's code."""
     assert AttemptOutcome is AgentErrorCode
     assert AgentErrorCode.SUCCESS.value == "success"
+
+
+@pytest.mark.parametrize(
+    ("reason", "calls_tools", "kind"),
+    [
+        ("end_turn", False, "take_answer"),
+        ("stop_sequence", False, "take_answer"),
+        ("tool_use", False, "take_answer"),
+        ("tool_use", True, "run_tools"),
+        ("end_turn", True, "run_tools"),
+        ("max_tokens", False, "end_attempt"),
+        ("pause_turn", False, "resume"),
+        ("refusal", False, "fail"),
+    ],
+)
+def test_stop_reasons_a_turn_ended_in_text_is_the_answer(reason: str, calls_tools: bool, kind: str) -> None:
+    """For an agent answering in text, a turn ended on purpose without a tool call is its answer; the rest stays."""
+    assert step_for(reason, calls_tools, answers_in_text=True).kind == kind
+    assert step_for(reason, calls_tools).kind == ("end_attempt" if kind == "take_answer" else kind)

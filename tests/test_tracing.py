@@ -20,6 +20,7 @@ from typedagent import (
     ExecutionLimits,
     HelperTool,
     OutputRejected,
+    OutputTool,
     ValidationConfig,
     execute_agent,
     execute_agent_sync,
@@ -128,6 +129,20 @@ async def test_tracing_success_span_tree(captured_spans: InMemorySpanExporter) -
         == client.requests[1]["messages"][-1]["content"][0]["tool_use_id"]
     )
     assert dict(helper.attributes or {})["gen_ai.tool.type"] == "function"
+
+
+@pytest.mark.parametrize("mode", ["tool", "native", "prompted"])
+async def test_tracing_span_names_the_output_mode(mode: Any, captured_spans: InMemorySpanExporter) -> None:
+    """The invoke_agent span says how the output is handed over; a JSON answer is no execute_tool span."""
+    client = ScriptedClient([response(tool_call("lookup", {"query": "VPN"})), response(output_call(GOOD))])
+    result = await run(triage_agent(output=OutputTool(Triage, mode=mode), helpers=[lookup]), client)
+    assert result.ok
+    spans = captured_spans.get_finished_spans()
+    assert dict(_one(spans, "invoke_agent").attributes or {})["typedagent.output.mode"] == mode
+    tools = sorted(span.name for span in _named(spans, "execute_tool"))
+    assert tools == (
+        ["execute_tool final_output", "execute_tool lookup"] if mode == "tool" else ["execute_tool lookup"]
+    )
 
 
 async def test_tracing_reflection_tools_are_spans(captured_spans: InMemorySpanExporter) -> None:

@@ -195,6 +195,8 @@ async def test_schema_client_says_when_it_cannot_make_up_an_input() -> None:
 
     with pytest.raises(ScriptError, match=r"cannot make up an input for tool 'final_output': pattern .* is not a"):
         await execute_agent(agent_for(OutputTool(Odd)), "go", client=SchemaClient())
+    with pytest.raises(ScriptError, match=r"cannot make up an answer for the output schema: pattern .* is not a"):
+        await execute_agent(agent_for(OutputTool(Odd, mode="prompted")), "go", client=SchemaClient())
     with pytest.raises(ScriptError, match="offers no tool to call"):
         SchemaClient().messages.create(model="m", max_tokens=1, messages=[], tools=[])
 
@@ -281,3 +283,80 @@ async def test_schema_client_failure_codes_stay_the_loops() -> None:
     result = await execute_agent(agent, "go", client=SchemaClient(), limits=ExecutionLimits(max_requests=1))
     assert result.ok is False
     assert result.error.code is AgentErrorCode.REQUEST_LIMIT_EXCEEDED
+
+
+TEXT_MODES = pytest.mark.parametrize("mode", ["native", "prompted"])
+
+
+@TEXT_MODES
+@pytest.mark.parametrize(
+    "form",
+    [
+        Item,
+        list[Item],
+        int,
+        Literal["a", "b"],
+        Level,
+        Movie,
+        Annotated[Cat | Dog, Field(discriminator="kind")],
+        Item | None,
+    ],
+    ids=lambda form: OutputTool(form).type_name,
+)
+async def test_schema_client_answers_text_modes_with_json_text(mode: Any, form: Any) -> None:
+    """Native and prompted agents get a JSON text answer made up from the format or the prompt's schema, first time.
+
+    Native schemas hold bounds only in their descriptions (``{minimum: 1, maximum: 99}``): they are kept too.
+    """
+    for seed in range(5):
+        model = SchemaClient(seed=seed)
+        result = await execute_agent(agent_for(OutputTool(form, mode=mode)), "go", client=model)
+        assert result.ok is True, result
+        assert len(result.metadata.attempts) == 1
+        assert result.metadata.messages[-1]["content"][0]["type"] == "text"
+        assert "tools" not in model.requests[0]
+
+
+@TEXT_MODES
+async def test_schema_client_text_mode_calls_helpers_then_answers(mode: Any) -> None:
+    """Helpers first (every tool offered is a helper: there is no output tool), then the JSON answer."""
+    ran.clear()
+    agent = agent_for(OutputTool(Item, mode=mode), helpers=[find_stock, price_of])
+    result = await execute_agent(agent, "go", client=SchemaClient(seed=1))
+    assert result.ok is True
+    assert sorted(name for name, _ in ran) == ["find_stock", "price_of"]
+    assistant = [m["content"] for m in result.metadata.messages if m["role"] == "assistant"]
+    assert [[block["type"] for block in content] for content in assistant] == [["tool_use", "tool_use"], ["text"]]
+
+
+@TEXT_MODES
+async def test_schema_client_text_reflection_answers_then_submits(mode: Any) -> None:
+    """In reflection mode the answer is previewed, then submitted; a forced last turn is answered in text."""
+    agent = agent_for(OutputTool(Item, mode=mode, reflection_handler=lambda item: f"{item.qty} x {item.sku}"))
+    result = await execute_agent(agent, "go", client=SchemaClient())
+    assert result.ok is True
+    kinds = [m["content"][0]["type"] for m in result.metadata.messages if m["role"] == "assistant"]
+    assert kinds == ["text", "tool_use"]
+
+    forced = agent_for(
+        OutputTool(Item, mode=mode, reflection_handler=str),
+        helpers=[find_stock],
+        validation=ValidationConfig(max_iterations_per_attempt=1, force_output_on_last_iteration=True),
+    )
+    model = SchemaClient()
+    assert (await execute_agent(forced, "go", client=model)).ok is True
+    assert model.requests[0]["tool_choice"] == {"type": "none"}
+
+
+async def test_schema_client_text_answer_after_a_rejection_is_new() -> None:
+    """A rejected answer (told as an error) is followed by a new answer, not a submit."""
+
+    def first_is_rejected(item: Item, ctx: Any) -> None:
+        if ctx.attempt == 1:
+            raise OutputRejected("try another")
+
+    agent = agent_for(OutputTool(Item, mode="native"), validators=[first_is_rejected])
+    result = await execute_agent(agent, "go", client=SchemaClient())
+    assert result.ok is True
+    first, second = result.metadata.attempts
+    assert first.candidate != second.candidate

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import AnyUrl, BaseModel, Field, TypeAdapter
 
+from typedagent.testing._described_limits import restored
 from typedagent.testing._schema_values import RandomChooser, SchemaValueError, generate
 
 
@@ -151,3 +152,20 @@ def test_schema_values_are_deterministic_for_a_seed() -> None:
     schema = TypeAdapter(list[Tree]).json_schema()
     assert made(schema, 3) == made(schema, 3)
     assert [made(schema, seed) for seed in range(5)] != [made(schema, 3)] * 5
+
+
+def test_schema_values_restore_the_limits_transform_schema_moved() -> None:
+    """Bounds and patterns ``transform_schema`` moved into a description are put back; the rest stays as it is."""
+    moved = {"type": "string", "description": "A code.\n\n{pattern: ^[A-Z]{3}, x$, minLength: 3, default: AB}"}
+    assert restored(moved) == {**moved, "pattern": "^[A-Z]{3}, x$", "minLength": 3}
+    assert restored({"type": "integer", "description": "{maximum: 9, minimum: 0}"})["maximum"] == 9
+    assert restored({"type": "number", "description": "{minimum: 0.5, maximum: nan}"}) == {
+        "type": "number",
+        "description": "{minimum: 0.5, maximum: nan}",
+        "minimum": 0.5,
+    }
+    assert restored({"type": "integer", "description": "{minimum: zero, maximum: 3}"})["maximum"] == 3
+    kept = {"type": "integer", "minimum": 2, "description": "{minimum: 0}"}
+    assert restored(kept) is kept
+    for plain in ({"type": "string", "description": "Use {braces}"}, {"type": "string"}):
+        assert restored(plain) is plain

@@ -218,3 +218,12 @@ use_client("client")  # type: ignore[type-var]  # pyright: ignore[reportArgument
 
 def property_test(check: Callable[[Item], Item | None]) -> None:
     define_agent(name="i", model="m", output=OutputTool(Item), validators=[check])
+
+
+# Output modes: the mode is one of three literals and changes nothing about the output's type.
+
+native = define_agent(name="native", model="claude-sonnet-4-6", output=OutputTool(list[Item], mode="native"))
+assert_type(native, AgentDefinition[list[Item], None])
+assert_type(OutputTool(Item, mode="prompted", reflection_handler=lambda item: item.name), OutputTool[Item])
+assert_type(native.output.mode, Literal["tool", "native", "prompted"])
+OutputTool(Item, mode="json")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

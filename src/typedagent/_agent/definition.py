@@ -58,7 +58,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     model: str
     """Anthropic model id."""
     output: OutputTool[OutputT]
-    """The output tool; its schema is the result type."""
+    """The output: its type, and how the model hands it over (``output.mode``)."""
     instructions: Instructions[DepsT] | None
     """System prompt, fixed or built per run."""
     helpers: tuple[Helper[DepsT], ...]
@@ -94,6 +94,9 @@ class AgentDefinition(Generic[OutputT, DepsT]):
 
     def tool_params(self) -> list[ToolParam]:
         """The exact tool definitions sent to the API: helpers, server tools, output, and ``submit`` when reflecting.
+
+        The output tool is there in ``"tool"`` mode only: in ``"native"`` and ``"prompted"`` modes the output is
+        the text that ends the model's turn.
 
         A fresh copy: changing it does not change the agent. Typed as the custom tools most entries are; an
         Anthropic-defined tool or a server tool is there as its own definition (``type``, ``name``, settings).
@@ -247,7 +250,7 @@ def define_agent(
         validators=tuple(validators),
         validation=validation or ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=freeze(checked_settings(model_settings or {}, max_tokens)),
+        model_settings=freeze(_output_format_left_out(checked_settings(model_settings or {}, max_tokens), output)),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
@@ -310,3 +313,15 @@ def _check_containers(helpers: object, validators: object, validation: object, m
             f"define_agent(model_settings=...) must be a dict of messages.create parameters, "
             f"got {type(model_settings).__name__}."
         )
+
+
+def _output_format_left_out(settings: dict[str, Any], output: OutputTool[Any]) -> dict[str, Any]:
+    """``settings``, once sure they leave ``output_config.format`` out: it is the output's, sent in native mode."""
+    output_config = settings.get("output_config")
+    if isinstance(output_config, Mapping) and output_config.get("format") is not None:  # pyright: ignore[reportUnknownMemberType]
+        raise AgentDefinitionError(
+            "model_settings['output_config']['format'] is the output's format, which typedagent builds from the "
+            f"output type ({output.type_name}): use OutputTool({output.type_name}, mode='native') for output the API "
+            "holds to the schema, and keep only the other output_config keys (such as 'effort') in model_settings."
+        )
+    return settings

@@ -7,19 +7,30 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, Literal, TypeAlias, cast, get_args, get_origin
 
 import pydantic
 from typing_extensions import TypeForm, TypeVar
 
 from .._shared.errors import AgentDefinitionError
+from .._shared.frozen import freeze
 from .._shared.generics import subscriptable
 from .calling import check_tool_name
+from .strict_schema import strict_schema
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
 
-__all__ = ["SUBMIT_TOOL_NAME", "WRAPPER_KEY", "OutputTool", "preview_text", "submit_tool_param", "type_name"]
+__all__ = [
+    "OUTPUT_MODES",
+    "SUBMIT_TOOL_NAME",
+    "WRAPPER_KEY",
+    "OutputMode",
+    "OutputTool",
+    "preview_text",
+    "submit_tool_param",
+    "type_name",
+]
 
 OutputT = TypeVar("OutputT")
 
@@ -30,6 +41,11 @@ SUBMIT_TOOL_DESCRIPTION: Final = (
 DEFAULT_OUTPUT_DESCRIPTION: Final = "Hand over the final output. Its input is the result of the task."
 WRAPPER_KEY: Final = "value"
 """The one property of the tool input that holds an output whose JSON schema is not an object."""
+
+OutputMode: TypeAlias = Literal["tool", "native", "prompted"]
+"""How the model hands over its output: an output tool's input, or JSON text held to the schema by the API
+(``native``) or asked for in the system prompt (``prompted``)."""
+OUTPUT_MODES: Final[tuple[OutputMode, ...]] = ("tool", "native", "prompted")
 
 
 def submit_tool_param() -> ToolParam:
@@ -44,7 +60,12 @@ def submit_tool_param() -> ToolParam:
 @subscriptable
 @dataclass(frozen=True, slots=True)
 class OutputTool(Generic[OutputT]):
-    """The tool whose input *is* the agent's output; its JSON schema comes from ``schema``.
+    """How the model hands over the agent's output, whose type (and JSON schema) is ``schema``.
+
+    By default the output is the input of an output tool the model calls. ``mode`` picks another way: in
+    ``"native"`` and ``"prompted"`` modes no output tool is offered, and the output is the JSON text of the response
+    that ends the model's turn (``docs/outputs.md`` has a table of which mode to choose when). In every mode the
+    output goes through the same validation, validators, feedback and attempts.
 
     Args:
         schema: The output type: a pydantic model, a dataclass, a ``TypedDict``, ``list[X]``, a scalar
@@ -52,17 +73,29 @@ class OutputTool(Generic[OutputT]):
             discriminator (``Annotated[A | B, Field(discriminator="kind")]``): any type pydantic validates.
             A type whose JSON schema is not an object is wrapped for the tool input as ``{"value": ...}``
             (the API requires an object) and unwrapped for you.
-        name: Tool name the model calls to hand over its output.
-        description: Tool description the model reads.
-        reflection_handler: Turns on reflection mode: each output call is parsed and this handler's
-            text (a preview of the candidate) goes back to the model, which refines by calling the
-            output tool again and finishes by calling ``submit``. Sync or async.
-        strict: Send the tool with Anthropic's ``strict: true`` (the schema is made strict-compatible
-            by the SDK's ``transform_schema``).
+        mode: ``"tool"`` (the default): the output is an output tool's input. ``"native"``: the output is the
+            response's JSON text, held to the schema by the API itself (``output_config.format``, the schema made
+            compatible by the SDK's ``transform_schema``); it works with extended thinking, where a tool cannot
+            be forced. ``"prompted"``: the output is JSON read from the response's text (fenced, or with prose
+            around it), its schema given in the system prompt; for platforms or models without structured outputs.
+        name: Tool name the model calls to hand over its output (``"tool"`` mode).
+        description: Tool description the model reads (``"tool"`` mode).
+        reflection_handler: Turns on reflection mode: each output (an output call, or in ``"native"`` and
+            ``"prompted"`` modes a JSON answer) is parsed and this handler's text (a preview of the candidate) goes
+            back to the model, which refines by handing over another output and finishes by calling ``submit``.
+            Sync or async.
+        strict: Send the output tool with Anthropic's ``strict: true`` (the schema is made strict-compatible
+            by the SDK's ``transform_schema``); ``"tool"`` mode only.
+
+    Raises:
+        AgentDefinitionError: the type has no JSON schema, an option is invalid, or (``"native"`` mode, or
+            ``strict=True``) the schema holds what the API's constrained decoding cannot express: a recursive type,
+            a mapping (``dict[str, X]``), a field of type ``Any``.
     """
 
     schema: TypeForm[OutputT]
     _: KW_ONLY
+    mode: OutputMode = "tool"
     name: str = "final_output"
     description: str = DEFAULT_OUTPUT_DESCRIPTION
     reflection_handler: Callable[[OutputT], str | Awaitable[str]] | None = None
@@ -70,10 +103,14 @@ class OutputTool(Generic[OutputT]):
     _adapter: pydantic.TypeAdapter[OutputT] = field(init=False, repr=False, compare=False)
     _wrapper: type[pydantic.BaseModel] | None = field(init=False, repr=False, compare=False)
     _input_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
-    """The tool input's JSON schema with every constraint (``strict`` tools send a transformed one)."""
+    """The tool input's JSON schema with every constraint: a prompted answer's too (``strict`` tools and native
+    output send a transformed one)."""
     _param: ToolParam = field(init=False, repr=False, compare=False)
+    _format: Mapping[str, Any] | None = field(init=False, repr=False, compare=False)
+    """``"native"`` mode: the ``output_config.format`` sent with each request (read-only)."""
 
     def __post_init__(self) -> None:
+        self._check_mode()
         check_tool_name(self.name, "OutputTool")
         adapter, schema = self._adapt()
         wrapper = None
@@ -89,19 +126,38 @@ class OutputTool(Generic[OutputT]):
             self._check_reflection_handler(self.reflection_handler)
         param: dict[str, Any] = {"name": self.name, "description": self.description, "input_schema": schema}
         if self.strict:
-            if is_recursive(schema):
-                raise AgentDefinitionError(
-                    f"OutputTool {self.name!r}: {self.type_name} is recursive, and strict tools cannot use "
-                    "recursive schemas (the API refuses them): use strict=False, whose output is still validated."
-                )
-            from anthropic import transform_schema  # only strict tools pay for importing the SDK
-
-            param["input_schema"] = transform_schema(schema)
+            subject = f"OutputTool {self.name!r} (strict=True): {self.type_name}"
+            advice = "Use strict=False (or mode='prompted', without strict): the output is validated all the same."
+            param["input_schema"] = strict_schema(copy.deepcopy(schema), subject, advice)
             param["strict"] = True
+        output_format = None
+        if self.mode == "native":
+            subject = f"OutputTool(mode='native'): {self.type_name}"
+            advice = "Use mode='tool' (without strict) or mode='prompted': the output is validated all the same."
+            output_format = {"type": "json_schema", "schema": strict_schema(copy.deepcopy(schema), subject, advice)}
+        object.__setattr__(self, "_format", None if output_format is None else freeze(output_format))
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "_wrapper", wrapper)
         object.__setattr__(self, "_input_schema", copy.deepcopy(schema))
         object.__setattr__(self, "_param", cast("ToolParam", param))
+
+    def _check_mode(self) -> None:
+        mode = cast("object", self.mode)
+        if mode not in OUTPUT_MODES:
+            raise AgentDefinitionError(
+                f"OutputTool mode must be 'tool', 'native' or 'prompted', got {mode!r}: 'tool' hands the output over "
+                "as a tool call, 'native' as JSON text the API holds to the schema, 'prompted' as JSON text."
+            )
+        if self.strict and mode != "tool":
+            raise AgentDefinitionError(
+                f"OutputTool(mode={mode!r}) cannot be strict: strict=True sends the output tool with strict: true, and "
+                f"mode={mode!r} offers no output tool. "
+                + (
+                    "Native output is held to the schema by the API already: drop strict=True."
+                    if mode == "native"
+                    else "For output the API holds to the schema, use mode='native'."
+                )
+            )
 
     def _adapt(self) -> tuple[pydantic.TypeAdapter[OutputT], dict[str, Any]]:
         form = cast("object", self.schema)
@@ -156,7 +212,11 @@ class OutputTool(Generic[OutputT]):
         return self._wrapper is not None
 
     def to_param(self) -> ToolParam:
-        """The definition sent to the API (a fresh copy)."""
+        """The output tool's definition sent to the API (a fresh copy).
+
+        In ``"native"`` and ``"prompted"`` modes no output tool is sent: this is the definition ``"tool"`` mode would
+        send, whose ``input_schema`` is the schema of the JSON answer.
+        """
         return copy.deepcopy(self._param)
 
     def parse(self, tool_input: Mapping[str, Any]) -> OutputT:
@@ -242,31 +302,3 @@ def inline_root(schema: dict[str, Any]) -> dict[str, Any]:
     root = dict(cast("dict[str, Any]", defs)[ref.removeprefix(prefix)])
     root["$defs"] = defs
     return root
-
-
-def is_recursive(schema: dict[str, Any]) -> bool:
-    """Whether a ``$defs`` entry refers back to itself, directly or through others."""
-    defs: dict[str, Any] = schema.get("$defs", {})
-    edges = {name: _refs(body) for name, body in defs.items()}
-
-    def reaches(start: str, target: str, seen: set[str]) -> bool:
-        for name in edges.get(start, ()):
-            if name == target or (name not in seen and reaches(name, target, seen | {name})):
-                return True
-        return False
-
-    return any(reaches(name, name, {name}) for name in edges)
-
-
-def _refs(node: object) -> set[str]:
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in cast("dict[str, object]", node).items():
-            if key == "$ref" and isinstance(value, str):
-                found.add(value.rsplit("/", 1)[-1])
-            else:
-                found |= _refs(value)
-    elif isinstance(node, list):
-        for item in cast("list[object]", node):
-            found |= _refs(item)
-    return found

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from .._shared.errors import AgentDefinitionError
 from .schemas import schema_problems
+from .strict_schema import inexpressible, strict_schema
 
 __all__ = [
     "CLIENT_TOOL_PREFIXES",
@@ -37,7 +38,8 @@ def check_definition(definition: dict[str, Any]) -> Any:
 
     Raises:
         AgentDefinitionError: no schema, a schema the API would refuse (an unknown type, a ``$ref`` that does
-            not resolve, ``required`` names missing from ``properties``, …), or a tool the API runs itself.
+            not resolve, ``required`` names missing from ``properties``, …; with ``"strict": true``, a recursive
+            type or a mapping), or a tool the API runs itself.
     """
     name, kind = definition.get("name"), definition.get("type")
     if isinstance(kind, str) and is_server_tool_type(kind):
@@ -60,16 +62,24 @@ def check_definition(definition: dict[str, Any]) -> Any:
             f"HelperTool {name!r}: its input_schema is not one the Messages API accepts: {listed}. "
             "Fix the schema (or build the tool with @tool from a typed function)."
         )
+    if definition.get("strict") is True:
+        problem = inexpressible(dict(typing.cast("Mapping[str, Any]", schema)))
+        if problem is not None:
+            raise AgentDefinitionError(
+                f'Tool {name!r} (strict: true in its definition): its input schema {problem}. Drop "strict" (the '
+                "input is still validated before your code runs), or change the schema."
+            )
     return definition
 
 
 def strict_param(definition: dict[str, Any]) -> Any:
     """``definition`` with ``strict: true`` and its schema made strict-compatible (the SDK's ``transform_schema``)."""
-    from anthropic import transform_schema  # only strict tools pay for importing the SDK
-
+    name = definition.get("name")
     schema = definition.get("input_schema")
     if schema is None:
         raise AgentDefinitionError(
-            f"Tool {definition.get('name')!r}: strict needs an input_schema; a tool Anthropic defines cannot be strict."
+            f"Tool {name!r}: strict needs an input_schema; a tool Anthropic defines cannot be strict."
         )
-    return {**definition, "input_schema": transform_schema(schema), "strict": True}
+    alternative = "Drop strict: the input is still validated before your code runs."
+    strict = strict_schema(dict(schema), f"Tool {name!r} (strict): its input schema", alternative)
+    return {**definition, "input_schema": strict, "strict": True}

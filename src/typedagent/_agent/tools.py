@@ -83,7 +83,7 @@ class HelperTool:
     strict: bool = False
     """Send the tool with Anthropic's ``strict: true``: the model's input always matches the schema (made
     strict-compatible by the SDK's ``transform_schema``). A definition that says ``"strict": True`` itself is sent
-    as given, its schema included."""
+    as given, its schema included (a recursive type or a mapping in it is refused, as the API would)."""
     requires_approval: bool | ApprovalCheck[Any] = False
     """Each call waits for a person's decision (``Approve()`` / ``Deny(reason)``) before it runs: True, or a
     predicate ``(ctx, args) -> bool`` given the run context and the model's input, for some calls only."""

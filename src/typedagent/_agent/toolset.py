@@ -66,7 +66,7 @@ def helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) -> 
             )
         if helper.name in by_name:
             raise AgentDefinitionError(f"Two helpers are named {helper.name!r}: tool names must be unique.")
-        if helper.name == output.name:
+        if helper.name == output.name and output.mode == "tool":
             raise AgentDefinitionError(
                 f"Helper {helper.name!r} has the output tool's name: rename the helper or the OutputTool."
             )
@@ -79,19 +79,24 @@ def helpers_by_name(helpers: Sequence[Helper[Any]], output: OutputTool[Any]) -> 
 
 
 def tool_names(helpers: Mapping[str, Helper[Any]], output: OutputTool[Any]) -> list[str]:
-    """The names the helpers, the output tool and ``submit`` take (a server tool may use none of them)."""
-    return [*helpers, output.name, *([SUBMIT_TOOL_NAME] if output.reflection_enabled else [])]
+    """The names the helpers, the output tool (in tool mode) and ``submit`` take (a server tool may use none)."""
+    names = [*helpers, *([output.name] if output.mode == "tool" else [])]
+    return [*names, *([SUBMIT_TOOL_NAME] if output.reflection_enabled else [])]
 
 
 def tool_params(
     helpers: Iterable[Helper[Any]], output: OutputTool[Any], server_tools: Iterable[Mapping[str, Any]]
 ) -> tuple[Mapping[str, Any], ...]:
-    """The frozen definitions sent in ``tools``: helpers, server tools, the output tool, then ``submit``."""
+    """The frozen definitions sent in ``tools``: helpers, server tools, the output tool (tool mode), then ``submit``.
+
+    In native and prompted modes no output tool is offered: the output is the text that ends the turn.
+    """
     # Frozen once, here: the definition must not change when a caller edits a dict it passed in or got back.
     # The output tool stays after every other tool (and submit last): the testing toolkit finds it there.
     params: list[Any] = [helper.to_param() for helper in helpers]
     params.extend(server_tools)
-    params.append(output.to_param())
+    if output.mode == "tool":
+        params.append(output.to_param())
     if output.reflection_enabled:
         params.append(submit_tool_param())
     return freeze_sequence(params)

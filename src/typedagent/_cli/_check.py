@@ -14,6 +14,8 @@ from .._agent.locate import ImportFailed, Target, UsageError, agents_in, load_ag
 from .._agent.models import model_warning
 from .._agent.schemas import as_list, as_mapping, schema_problems
 from .._run.sync import run_blocking
+from .._shared.frozen import thaw
+from ._check_output import output_problems
 from ._progress import make_lines
 
 __all__ = ["add_check_parser", "check_agent", "check_command", "check_params", "schema_problems"]
@@ -42,7 +44,8 @@ def add_check_parser(commands: Any) -> None:
         help="validate agent definitions offline (for CI)",
         description=(
             "Check agent definitions without calling the API: they build, tool names and schemas are valid, "
-            "strict schemas are in the form the SDK's transform_schema produces, every tool has a description; "
+            "strict schemas are in the form the SDK's transform_schema produces, every tool has a description, "
+            "the output mode suits the model, and the strict schemas of a request keep within the API's limits; "
             "a model id the installed SDK does not know is a warning. One line per problem on stderr. Exit "
             "status: 0 no problems, 1 problems, 2 usage error."
         ),
@@ -54,7 +57,9 @@ def add_check_parser(commands: Any) -> None:
         help="agents to check; a module without :ATTR checks every agent defined in it",
     )
     parser.add_argument(
-        "--show-tools", action="store_true", help="print the tool definitions the API will receive, as JSON on stdout"
+        "--show-tools",
+        action="store_true",
+        help="print the tool definitions (and a native output's format) the API will receive, as JSON on stdout",
     )
     parser.add_argument(
         "--connect",
@@ -86,6 +91,7 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         for target in targets:
             params, unconnected = _tools_of(target.agent, connect=args.connect)
             found = [unconnected] if isinstance(unconnected, str) else check_params(params)
+            found += output_problems(target.agent, params)
             problems += len(found)
             checked.append((target, params))
             warning = model_warning(target.agent.model)
@@ -97,10 +103,7 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             for problem in found:
                 lines.line(("FAIL  ", "bold red"), f"{target.label}: {problem}")
     if args.show_tools:
-        shown = [
-            {"target": target.label, "agent": target.agent.name, "model": target.agent.model, "tools": params}
-            for target, params in checked
-        ]
+        shown = [_shown(target, params) for target, params in checked]
         stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
         stdout.flush()
     verdict = "no problems" if not problems else f"{problems} problem{'s' if problems != 1 else ''}"
@@ -109,6 +112,20 @@ def check_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         f"; {usage_errors} usage error{'s' if usage_errors != 1 else ''}" if usage_errors else "",
     )
     return 2 if usage_errors else 1 if problems else 0
+
+
+def _shown(target: Target, params: list[Any]) -> dict[str, Any]:
+    agent = target.agent
+    shown: dict[str, Any] = {
+        "target": target.label,
+        "agent": agent.name,
+        "model": agent.model,
+        "output_mode": agent.output.mode,
+        "tools": params,
+    }
+    if agent.output._format is not None:
+        shown["output_format"] = thaw(agent.output._format)
+    return shown
 
 
 def _targets(spec: str) -> list[Target]:
@@ -151,15 +168,19 @@ def _describe(agent: AgentDefinition[Any, Any], params: Sequence[Any], *, connec
         else:
             toolset_part = f", {what} (not connected: --connect lists their tools)"
     reflection = ", reflection" if agent.reflection_enabled else ""
-    return (
-        f"{agent.name}: {helpers} helper{'s' if helpers != 1 else ''}{toolset_part}{server_part}, "
-        f"output {agent.output.name!r}{reflection}"
-    )
+    mode = agent.output.mode
+    output = f"output {agent.output.name!r}" if mode == "tool" else f"output as JSON text ({mode})"
+    helper_part = f"{helpers} helper{'s' if helpers != 1 else ''}"
+    return f"{agent.name}: {helper_part}{toolset_part}{server_part}, {output}{reflection}"
 
 
 def check_agent(agent: AgentDefinition[Any, Any]) -> list[str]:
-    """Every problem with the tool definitions ``agent`` sends (its own: its toolsets' need connecting)."""
-    return check_params(agent.tool_params())
+    """Every problem with the tool definitions ``agent`` sends, and with its output mode.
+
+    Its own tool definitions only: its toolsets' need connecting (``check --connect``).
+    """
+    params = list(agent.tool_params())
+    return [*check_params(params), *output_problems(agent, params)]
 
 
 def check_params(params: Sequence[Any]) -> list[str]:

@@ -56,6 +56,7 @@ def agent_attributes(agent: AgentDefinition[Any, Any], conversation_id: str) -> 
         "gen_ai.conversation.id": conversation_id,
         "gen_ai.output.type": "json",
         "typedagent.output.tool": agent.output.name,
+        "typedagent.output.mode": agent.output.mode,
         "typedagent.validation.max_attempts": agent.validation.max_attempts,
     }
 

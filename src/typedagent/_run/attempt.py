@@ -25,7 +25,8 @@ class Attempt:
     tokens: TokenUsage = field(default_factory=TokenUsage)
     """Tokens of this attempt's responses."""
     candidate: dict[str, Any] | None = None
-    """The output-tool input to validate: the last one handed over (reflection: the last schema-valid one)."""
+    """The output-tool input (or a JSON answer's object) to validate: the last one handed over (reflection: the last
+    schema-valid one)."""
     schema_problems: tuple[str, ...] = ()
     """Reflection mode: why the latest output call did not parse (reported if submit finds no candidate)."""
     output_forced: bool = False

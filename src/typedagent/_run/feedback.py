@@ -19,6 +19,8 @@ __all__ = [
     "STOPPED_DURING_OUTPUT",
     "SUBMIT_SUPERSEDED",
     "VALIDATOR_CRASHED",
+    "answer_not_kept",
+    "answer_preview",
     "attempt_feedback",
     "last_turn",
     "not_run",
@@ -57,6 +59,14 @@ def not_run(code: AgentErrorCode) -> str:
 def attempt_feedback(code: AgentErrorCode, agent: AgentDefinition[Any, Any]) -> str:
     """What the model is told when its response ended the attempt with ``code`` (no output handed over)."""
     name = agent.output.name
+    then_submit = " and then call submit" if agent.reflection_enabled else ""
+    if agent.output.mode != "tool":
+        if code is AgentErrorCode.MAX_TOKENS:
+            return (
+                f"Your response was cut off at max_tokens ({agent.max_tokens}), so your answer is incomplete JSON. "
+                f"Respond more briefly, with the complete output as one JSON object{then_submit}."
+            )
+        return f"You replied without an answer. Reply with your output as one JSON object{then_submit}."
     if code is AgentErrorCode.MAX_TOKENS:
         return (
             f"Your response was cut off at max_tokens ({agent.max_tokens}). Respond more briefly and call "
@@ -68,6 +78,22 @@ def attempt_feedback(code: AgentErrorCode, agent: AgentDefinition[Any, Any]) -> 
     )
 
 
+def answer_preview(preview: str) -> str:
+    """What the model reads after a JSON answer in reflection mode (native, prompted): the handler's preview."""
+    return (
+        f"Preview of your answer:\n\n{preview}\n\nSend a revised JSON answer to change it, or call submit to have "
+        "this answer validated."
+    )
+
+
+def answer_not_kept(problems: Sequence[str]) -> str:
+    """Reflection mode (native, prompted): a JSON answer that did not pass the schema (nothing was kept)."""
+    return (
+        f"Error: this answer does not match the output schema, so it was not kept:\n{_listing(problems)}\n"
+        "Fix these and send the corrected answer as one JSON object."
+    )
+
+
 def last_turn(name: str) -> str:
     """What the model is told when its next response is the last of the attempt and tool use cannot be forced."""
     return f"This is your last response for this attempt: call {name!r} now, with your best output so far."
@@ -75,6 +101,10 @@ def last_turn(name: str) -> str:
 
 def nothing_to_submit(agent: AgentDefinition[Any, Any]) -> str:
     """The problem of a ``submit`` call made before any schema-valid output call of the attempt."""
+    if agent.output.mode != "tool":
+        return (
+            "Nothing to submit: send your output as one JSON object first (it must pass the schema), then call submit."
+        )
     return (
         f"Nothing to submit: call {agent.output.name!r} with your output first "
         "(it must pass the schema), then call submit."
@@ -95,13 +125,13 @@ def rejection_early(name: str, problems: Sequence[str]) -> str:
 
 
 def rejection(output: OutputTool[Any], problems: Sequence[str]) -> str:
-    """The error result of a rejected candidate: every problem, and what to call next."""
-    name = output.name
-    then = (
-        f"call {name!r} again with a corrected output, then call submit"
-        if output.reflection_enabled
-        else f"call {name!r} again with a corrected output"
-    )
+    """The error result (or, for a JSON answer, the message) of a rejected candidate: every problem, what to do next."""
+    if output.mode == "tool":
+        then = f"call {output.name!r} again with a corrected output"
+    else:
+        then = "send the corrected output as one JSON object"
+    if output.reflection_enabled:
+        then += ", then call submit"
     return f"Error: output rejected. Fix every problem below and {then}:\n{_listing(problems)}"
 
 
@@ -109,9 +139,10 @@ def _listing(problems: Sequence[str]) -> str:
     return "\n".join(f"- {problem}" for problem in problems)
 
 
-def reflection_failed(description: str) -> str:
-    """The error result of an output call whose reflection handler raised (the candidate is kept)."""
+def reflection_failed(description: str, *, in_text: bool = False) -> str:
+    """The error result of an output call (or a JSON answer) whose reflection handler raised (the candidate is kept)."""
+    change = "send a revised JSON answer" if in_text else "call the output tool again"
     return (
         f"Error: the reflection handler failed ({description}). Your output was kept as the "
-        "candidate; call submit to have it validated, or call the output tool again to change it."
+        f"candidate; call submit to have it validated, or {change} to change it."
     )

@@ -6,6 +6,7 @@ import copy
 import inspect
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._shared.errors import safe_str
@@ -22,7 +23,22 @@ from .._shared.events import (
 from .._shared.pausing import ExecutePaused, PausedState
 from .._shared.results import CallbackError
 
-__all__ = ["HookObserver", "Hooks"]
+__all__ = ["AnswerPreview", "HookObserver", "Hooks"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerPreview:
+    """Reflection in native and prompted modes: the preview of a JSON answer, going back to the model.
+
+    Only the observer sees it (``stream_agent``'s tap makes it a ``ReflectionPreview``): no callback is named after
+    it, as the tool hooks report the previews of output calls.
+    """
+
+    response_id: str
+    """The id of the response whose text was the answer."""
+    preview: str
+    """What the model reads: the reflection handler's text, or why the answer was not kept."""
+
 
 logger = logging.getLogger("typedagent")
 
@@ -105,6 +121,11 @@ class Hooks:
         """``on_resume``."""
         if self.callbacks is not None:
             await self._call("on_resume", self.callbacks.on_resume, event)
+
+    def answer_preview(self, event: AnswerPreview) -> None:
+        """A JSON answer's preview (observer only)."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
 
     async def _call(self, hook: str, callback: Callback[Any] | None, event: object) -> None:
         if callback is None:

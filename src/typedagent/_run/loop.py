@@ -2,8 +2,9 @@
 
 Each level is one function that reads top to bottom; the work below it lives in its own module: the model
 call (``_api.model_call``), the stop-reason table (``stop_reasons``), the tool batch (``tool_batch``), the
-execution's state (``execution``), pausing and resuming (``pause``, ``resume``), the failures (``failures``) and
-the request (``request``). ``execute_agent()`` (``execute``) builds the execution and runs it here.
+answer of a native or prompted agent (``text_answer``), the execution's state (``execution``), pausing and
+resuming (``pause``, ``resume``), the failures (``failures``) and the request (``request``). ``execute_agent()``
+(``execute``) builds the execution and runs it here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .pause import pause
 from .request import build_system_prompt, last_iteration_params, refuses_forcing, request_params
 from .server_calls import report_server_calls
 from .stop_reasons import step_for
+from .text_answer import take_answer
 from .tool_batch import answer_unrun, resume_tool_batch, run_tool_batch
 from .toolbox import ToolsetProblem, connect_toolsets
 
@@ -184,10 +186,12 @@ async def _handle_response(execution: Execution, response: Message) -> AttemptEn
     await execution.hooks.model_response(ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage))
     await report_server_calls(execution, response)
     tool_uses = [block for block in response.content if block.type == "tool_use"]
-    step = step_for(response.stop_reason, bool(tool_uses))
+    step = step_for(response.stop_reason, bool(tool_uses), answers_in_text=execution.agent.output.mode != "tool")
     match step.kind:
         case "run_tools":
             return await run_tool_batch(execution, tool_uses)
+        case "take_answer":
+            return await take_answer(execution, response)
         case "resume":
             return None  # the assistant turn stays last; the next response continues it
         case "end_attempt":

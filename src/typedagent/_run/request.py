@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,28 +20,77 @@ if TYPE_CHECKING:
     from .._api.api_errors import ApiFailure
     from .conversation import Conversation
 
-__all__ = ["build_messages", "build_system_prompt", "last_iteration_params", "protocol_note", "request_params"]
+__all__ = [
+    "PROMPTED_SCHEMA_HEADING",
+    "build_messages",
+    "build_system_prompt",
+    "last_iteration_params",
+    "protocol_note",
+    "request_params",
+    "schema_in_prompt",
+]
+
+PROMPTED_SCHEMA_HEADING = "JSON schema of the result:"
+"""Prompted mode: the line of the protocol note after which the result's JSON schema follows."""
 
 
 def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
     """A short note telling the model how to hand over its output within the iteration budget."""
+    lines = ["## How to answer", *_handing_over(agent)]
+    if agent.output.mode == "prompted":
+        lines += ["", PROMPTED_SCHEMA_HEADING, json.dumps(agent.output._input_schema)]
+    return "\n".join(lines)
+
+
+def _handing_over(agent: AgentDefinition[Any, Any]) -> list[str]:
+    """The note's lines on how the output is handed over in the agent's mode: a tool call, or a JSON answer."""
     name = agent.output.name
-    lines = [
-        "## How to answer",
-        f"Hand over your result by calling the `{name}` tool; its input is the result. Do not answer in plain text.",
-    ]
+    mode = agent.output.mode
+    if mode == "tool":
+        lines = [
+            f"Hand over your result by calling the `{name}` tool; its input is the result. Do not answer in plain text."
+        ]
+    elif mode == "native":
+        lines = ["Answer with your result as one JSON object, in the response that ends your turn."]
+    else:
+        lines = [
+            "Answer with your result as one JSON object that matches the JSON schema below, in the response that "
+            "ends your turn. Write only the JSON: no text or Markdown fence before or after it."
+        ]
     if agent.helpers or agent.toolsets:
-        lines.append("Call the other tools first if you need information.")
-    if agent.reflection_enabled:
+        lines.append(f"Call the {'other ' if mode == 'tool' else ''}tools first if you need information.")
+    if agent.reflection_enabled and mode == "tool":
         lines.append(
             f"Each `{name}` call shows you a preview of that output. Call `{name}` again to revise it, and call "
+            f"`{SUBMIT_TOOL_NAME}` when you are satisfied: only submitted output is validated."
+        )
+    elif agent.reflection_enabled:
+        lines.append(
+            "Each answer shows you a preview of that output. Send a revised JSON answer to change it, and call "
             f"`{SUBMIT_TOOL_NAME}` when you are satisfied: only submitted output is validated."
         )
     lines.append(
         f"You have at most {agent.validation.max_iterations_per_attempt} responses to get there; if your output "
         "is rejected you will be told why and can try again."
     )
-    return "\n".join(lines)
+    return lines
+
+
+def schema_in_prompt(system: object) -> dict[str, Any] | None:
+    """The result's JSON schema a prompted agent's system prompt (a string, or text blocks) gives; None if none."""
+    if isinstance(system, list):
+        system = "\n".join(str(block.get("text", "")) for block in system if isinstance(block, Mapping))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportUnknownVariableType]
+    if not isinstance(system, str):
+        return None
+    heading = system.rfind(PROMPTED_SCHEMA_HEADING)
+    start = system.find("{", heading) if heading >= 0 else -1
+    if start < 0:
+        return None
+    try:
+        schema, _ = json.JSONDecoder().raw_decode(system, start)
+    except ValueError:
+        return None
+    return cast("dict[str, Any]", schema) if isinstance(schema, dict) else None
 
 
 def build_system_prompt(agent: AgentDefinition[Any, Any], ctx: RunContext[Any]) -> str:
@@ -85,15 +135,29 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
         "model": agent.model,
         "max_tokens": agent.max_tokens,
         "system": system,
-        # A fresh copy: a client changing it cannot change the agent.
-        "tools": fresh_copy(agent._tool_params),
-        "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"},
+        **_tools(agent),
         "messages": messages,
         **thaw(agent.model_settings),  # plain dicts and lists again, the client's own to keep
     }
+    output_format = agent.output._format
+    if output_format is not None:
+        # Native mode: the format joins what the user set in output_config (its effort, say).
+        params["output_config"] = {**(params.get("output_config") or {}), "format": thaw(output_format)}
     if agent.prompt_caching:
         params["cache_control"] = {"type": "ephemeral"}
     return params
+
+
+def _tools(agent: AgentDefinition[Any, Any]) -> dict[str, Any]:
+    """``tools`` and ``tool_choice``: the output tool forced (tool mode), or a choice left to the model.
+
+    In native and prompted modes the answer is text, so no tool is forced; an agent with no tool at all then sends
+    neither (the API refuses a ``tool_choice`` without tools).
+    """
+    tools = fresh_copy(agent._tool_params)  # a fresh copy: a client changing it cannot change the agent
+    if agent.output.mode != "tool":
+        return {"tools": tools, "tool_choice": {"type": "auto"}} if tools else {}
+    return {"tools": tools, "tool_choice": {"type": "auto" if thinking_on(agent.model_settings) else "any"}}
 
 
 def last_iteration_params(
@@ -106,13 +170,20 @@ def last_iteration_params(
 ) -> dict[str, Any] | None:
     """The request of an attempt's last iteration under ``force_output_on_last_iteration``; None if it cannot force.
 
+    In native and prompted modes the output is text: ``tool_choice`` ``none`` makes this response the answer (the
+    tools stay, so the prompt cache holds; allowed with thinking), unless reflecting with a candidate, when ``submit``
+    is the tool to call. An agent with no tools sends nothing else: its response is text anyway.
+
     The tool to call is the output tool, or ``submit`` when reflecting with a candidate. Without extended thinking,
     ``tool_choice`` names it. With thinking, where the API forbids forcing, ``tool_choice`` stays ``auto`` and the
     tools stay as they are (so the prompt cache holds); the last user turn is told instead, in the conversation
     itself, so that later requests extend the same cached prefix. A paused turn (the assistant's, last) cannot be
     told anything: then nothing is forced.
     """
-    name = SUBMIT_TOOL_NAME if agent.reflection_enabled and has_candidate else agent.output.name
+    submits = agent.reflection_enabled and has_candidate
+    if agent.output.mode != "tool" and not submits:
+        return {**params, "tool_choice": {"type": "none"}} if "tools" in params else params
+    name = SUBMIT_TOOL_NAME if submits else agent.output.name
     if can_force and not thinking_on(agent.model_settings):
         return {**params, "tool_choice": {"type": "tool", "name": name}}
     if not conversation.messages or conversation.messages[-1]["role"] != "user":

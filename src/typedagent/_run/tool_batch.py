@@ -114,8 +114,8 @@ async def _announce(execution: Execution, blocks: list[Any]) -> list[Reply]:
 
 
 def kind_of(agent: AgentDefinition[Any, Any], toolbox: Toolbox, name: str) -> ToolKind:
-    """What a tool call addresses."""
-    if name == agent.output.name:
+    """What a tool call addresses (native and prompted modes offer no output tool: a call of its name is not one)."""
+    if name == agent.output.name and agent.output.mode == "tool":
         return "output"
     if name == SUBMIT_TOOL_NAME and agent.reflection_enabled:
         return "submit"

@@ -1,4 +1,8 @@
-"""The one place a tool call runs: a helper's handler, an output preview, or the validation behind output and submit."""
+"""The one place a tool call runs: a helper's handler, an output preview, or the validation behind output and submit.
+
+The reflection handler and the validators run here only, for a JSON answer (native and prompted modes) too:
+``reflect`` and ``validate`` are what ``text_answer`` calls.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from .rendering import render_off_loop
 from .reply import Reply
 from .result_blocks import content_blocks
 
-__all__ = ["call_tool", "deliver_external", "judge", "preview_output", "run_helper"]
+__all__ = ["call_tool", "deliver_external", "judge", "preview_output", "reflect", "run_helper", "validate"]
 
 T = TypeVar("T")
 
@@ -96,7 +100,7 @@ async def preview_output(
         reply.answer(feedback.rejection_early(output.name, parsed.problems), is_error=True)
         return parsed
     try:
-        preview = await call_maybe_async(output.reflection_handler, parsed.output)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+        preview = await reflect(output, parsed.output)
     except Exception as exc:
         reply.answer(feedback.reflection_failed(describe(exc)), is_error=True)
         return parsed
@@ -119,10 +123,26 @@ async def judge(
 
     A crash is the caller's to report.
     """
-    verdict = await validate_candidate(output, validators, takes_ctx, candidate, ctx)
+    verdict = await validate(output, validators, takes_ctx, candidate, ctx)
     if verdict.crash is None:
         if not verdict.valid:
             reply.answer(feedback.rejection(output, verdict.problems), is_error=True)
         else:
             reply.answer(feedback.ACCEPTED)
     return verdict
+
+
+async def reflect(output: OutputTool[Any], candidate: object) -> object:
+    """The reflection handler's preview of a parsed candidate (what it raises propagates)."""
+    return await call_maybe_async(output.reflection_handler, candidate)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+async def validate(
+    output: OutputTool[Any],
+    validators: tuple[Any, ...],
+    takes_ctx: tuple[bool, ...],
+    candidate: dict[str, Any],
+    ctx: RunContext[Any],
+) -> Verdict:
+    """The schema, then every validator, on a candidate: its verdict."""
+    return await validate_candidate(output, validators, takes_ctx, candidate, ctx)

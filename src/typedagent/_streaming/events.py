@@ -161,19 +161,23 @@ class Partial(Generic[OutputT]):
 @subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PartialOutput(StreamEvent, Generic[OutputT]):
-    """The output tool's input so far, while the model writes it: fields arrive one after the other.
+    """The output so far, while the model writes it: fields arrive one after the other.
+
+    In tool mode it is the output call's input; in ``"native"`` and ``"prompted"`` modes, the JSON of the response's
+    text (read once its object starts, past any prose or Markdown fence). Text written beside a tool call is no
+    answer, so a response that goes on to call a tool hands over nothing, whatever partial outputs it showed.
 
     ``partial`` holds every field that has arrived and has the right type (read them with ``partial.get``); field
     constraints and validators are not applied to it: only the final output is validated.
     """
 
     id: str
-    """The output call's ``tool_use`` id."""
+    """The output call's ``tool_use`` id; for a JSON answer (native, prompted), the response's id."""
     partial: Partial[OutputT] | None
     """The output so far (None when nothing of it can be read yet, or an output that is not an object does not
     validate yet)."""
     raw: dict[str, Any]
-    """The input parsed so far, unvalidated; the last string may be cut short."""
+    """The input (or the answer's JSON) parsed so far, unvalidated; the last string may be cut short."""
     kind: Literal["partial_output"] = field(default="partial_output", init=False)
 
 
@@ -192,10 +196,10 @@ class ValidationFailed(StreamEvent):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ReflectionPreview(StreamEvent):
-    """Reflection mode: the preview of an output call that goes back to the model before it submits."""
+    """Reflection mode: the preview of an output (call or JSON answer) that goes back to the model before it submits."""
 
     id: str
-    """The output call's ``tool_use`` id."""
+    """The output call's ``tool_use`` id; for a JSON answer (native, prompted), the response's id."""
     preview: str
     """What the model reads (the reflection handler's text, or why the call did not parse)."""
     kind: Literal["reflection_preview"] = field(default="reflection_preview", init=False)

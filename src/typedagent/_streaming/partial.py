@@ -1,4 +1,7 @@
-"""Partial outputs: the output tool's input read while it streams, against an all-optional model of the output type."""
+"""Partial outputs: the output read while it streams, against an all-optional model of the output type.
+
+The output is an output call's input (tool mode) or a JSON answer's text (native and prompted modes).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Union, cast, get_args
 import pydantic
 from typing_extensions import TypeVar, is_typeddict
 
+from .._run.json_text import complete_object, json_start
 from .events import Partial
 
 if TYPE_CHECKING:
@@ -24,7 +28,7 @@ _BUILDING: set[object] = set()
 
 
 class PartialReader(Generic[OutputT]):
-    """Reads the output tool's input from the JSON streamed so far: what has arrived, and what of it is valid."""
+    """Reads the output from the JSON streamed so far: what has arrived, and what of it is valid."""
 
     __slots__ = ("_dump", "_model", "_output")
 
@@ -45,7 +49,20 @@ class PartialReader(Generic[OutputT]):
             return {}, None
         if not isinstance(raw, dict):
             return {}, None
-        data = cast("dict[str, Any]", raw)
+        return self._interpret(cast("dict[str, Any]", raw))
+
+    def read_text(self, text: str) -> tuple[dict[str, Any], Partial[OutputT] | None] | None:
+        """A JSON answer's text so far (native, prompted): None until its JSON object starts.
+
+        Prose or a Markdown fence before the object is skipped, and whatever follows it once it is complete.
+        """
+        start = json_start(text)
+        if start is None:
+            return None
+        whole = complete_object(text, start)
+        return self.read(text[start:]) if whole is None else self._interpret(whole)
+
+    def _interpret(self, data: dict[str, Any]) -> tuple[dict[str, Any], Partial[OutputT] | None]:
         if self._model is None:
             whole = self._whole(data)
             return data, None if whole is None else Partial(value=whole)

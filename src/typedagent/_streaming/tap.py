@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import TypeVar
 
+from .._run.hooks import AnswerPreview
 from .._shared.events import AttemptStart, ToolCall, ToolResult, ValidationFailure
 from .events import (
     AgentStreamEvent,
@@ -33,6 +34,8 @@ __all__ = ["StreamTap"]
 OutputT = TypeVar("OutputT")
 
 _TOOL_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_BEFORE_ANSWER = frozenset({"text", "thinking", "redacted_thinking"})
+"""Blocks that keep the text before them part of the answer (any other block starts it afresh)."""
 
 
 class StreamTap(Generic[OutputT]):
@@ -45,6 +48,8 @@ class StreamTap(Generic[OutputT]):
         self.emit = emit
         self.output_name = agent.output.name
         self.reflection = agent.reflection_enabled
+        self.answers_in_text = agent.output.mode != "tool"
+        """Native and prompted modes: the output is the text that ends the turn, read from the text deltas."""
         self.reader = PartialReader(agent.output)
         self.position: Callable[[], tuple[int, int]] | None = None
         """The execution's attempt and iteration now; set by the execution that claims the tap."""
@@ -52,6 +57,8 @@ class StreamTap(Generic[OutputT]):
         """The tool calls of the response streaming now, by block index: id and name."""
         self._inputs: dict[int, str] = {}
         """The output call's input JSON so far, by block index."""
+        self._text = ""
+        """The response's text since its last block of another kind: the answer so far (native, prompted)."""
 
     def claim(self, position: Callable[[], tuple[int, int]]) -> StreamTap[OutputT] | None:
         """This tap, for the first execution that asks (``position`` tells where it is); None after (a nested one)."""
@@ -76,6 +83,8 @@ class StreamTap(Generic[OutputT]):
             delta = event.delta
             if delta.type == "text_delta":
                 self.emit(TextDelta(attempt=self.attempt, iteration=self.iteration, text=delta.text))
+                if self.answers_in_text:
+                    self._answer_text(delta.text, snapshot.id)
             elif delta.type == "thinking_delta":
                 self.emit(ThinkingDelta(attempt=self.attempt, iteration=self.iteration, thinking=delta.thinking))
             elif delta.type == "input_json_delta" and delta.partial_json and event.index in self._calls:
@@ -84,9 +93,12 @@ class StreamTap(Generic[OutputT]):
             block = event.content_block
             if block.type in _TOOL_CALLS:
                 self._calls[event.index] = (getattr(block, "id", ""), getattr(block, "name", ""))
+            if block.type not in _BEFORE_ANSWER:
+                self._text = ""
         elif event.type == "message_start":
             self._calls.clear()
             self._inputs.clear()
+            self._text = ""
 
     def _tool_input(self, index: int, piece: str) -> None:
         use_id, name = self._calls[index]
@@ -100,8 +112,24 @@ class StreamTap(Generic[OutputT]):
         raw, partial = self.reader.read(source)
         self.emit(PartialOutput(attempt=self.attempt, iteration=self.iteration, id=use_id, partial=partial, raw=raw))
 
+    def _answer_text(self, piece: str, response_id: str) -> None:
+        self._text += piece
+        read = self.reader.read_text(self._text)
+        if read is not None:
+            raw, partial = read
+            self.emit(
+                PartialOutput(attempt=self.attempt, iteration=self.iteration, id=response_id, partial=partial, raw=raw)
+            )
+
     def hook_event(self, event: object) -> None:
         """One of the loop's hook events (``HookObserver``)."""
+        if isinstance(event, AnswerPreview):
+            self.emit(
+                ReflectionPreview(
+                    attempt=self.attempt, iteration=self.iteration, id=event.response_id, preview=event.preview
+                )
+            )
+            return
         if isinstance(event, AttemptStart):
             self.emit(AttemptStarted(attempt=event.attempt, iteration=0, max_attempts=event.max_attempts))
             return
@@ -119,7 +147,7 @@ class StreamTap(Generic[OutputT]):
                 )
             )
         elif isinstance(event, ToolResult):
-            if self.reflection and event.name == self.output_name:
+            if self.reflection and event.name == self.output_name and not self.answers_in_text:
                 self.emit(
                     ReflectionPreview(
                         attempt=self.attempt, iteration=self.iteration, id=event.id, preview=event.content

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
 from .._agent.output import WRAPPER_KEY
+from .._run.request import schema_in_prompt
 from ._items import ScriptError, ScriptItem, as_response
 
-__all__ = ["CONTAINER_EXPIRY", "SERVER_CALL_PREFIXES", "render_message"]
+__all__ = ["CONTAINER_EXPIRY", "SERVER_CALL_PREFIXES", "answer_schema", "render_message"]
 
 
 def render_message(
@@ -22,9 +24,10 @@ def render_message(
 ) -> dict[str, Any]:
     """The Messages API response JSON for an answering item, given the request it answers.
 
-    Resolves ``output_call`` names from the request's tools, generates missing tool_use ids (``srvtoolu_``
-    and ``mcptoolu_`` ones for server and MCP calls), and points a server tool result without a ``tool_use_id``
-    at the last server or MCP call before it in the response.
+    Resolves ``output_call`` names from the request's tools (or, for a native or prompted agent, makes the output a
+    text block of JSON), generates missing tool_use ids (``srvtoolu_`` and ``mcptoolu_`` ones for server and MCP
+    calls), and points a server tool result without a ``tool_use_id`` at the last server or MCP call before it in
+    the response.
 
     Raises:
         ScriptError: A block calls a tool the request does not offer (and is not marked ``unknown``), or a server
@@ -32,6 +35,7 @@ def render_message(
     """
     scripted = as_response(item)
     offered = [tool.get("name") for tool in params.get("tools") or ()]
+    in_text = answer_schema(params)
     content: list[dict[str, Any]] = []
     last_server_call: str | None = None
     for index, block in enumerate(scripted.blocks, start=1):
@@ -47,6 +51,9 @@ def render_message(
                     "before it, say)."
                 )
             data["tool_use_id"] = last_server_call
+        elif block.type == "tool_use" and block.output and in_text is not None:
+            content.append({"type": "text", "text": json.dumps(_wrapped_if_needed(data["input"], in_text))})
+            continue
         elif block.type == "tool_use":
             if block.output:
                 candidates = [tool for tool in params.get("tools") or () if tool.get("name") != "submit"]
@@ -61,7 +68,7 @@ def render_message(
                 )
             data["id"] = data["id"] or new_id()
         content.append({"type": block.type, **data})
-    has_tool = any(block.type == "tool_use" for block in scripted.blocks)
+    has_tool = any(block["type"] == "tool_use" for block in content)
     message: dict[str, Any] = {
         "id": message_id,
         "type": "message",
@@ -83,6 +90,20 @@ SERVER_CALL_PREFIXES: Final = {"server_tool_use": "srvtoolu_", "mcp_tool_use": "
 
 CONTAINER_EXPIRY: Final = "2030-01-01T00:00:00Z"
 """When a scripted container expires (far enough away for any test run)."""
+
+
+def answer_schema(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The JSON schema of the text answer a request asks for: a native agent's format, or a prompted one's schema.
+
+    None for an agent that hands its output over with a tool call.
+    """
+    output_config = params.get("output_config")
+    output_format = output_config.get("format") if isinstance(output_config, Mapping) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(output_format, Mapping):
+        schema = cast("Mapping[str, Any]", output_format).get("schema")
+        if isinstance(schema, Mapping):
+            return cast("Mapping[str, Any]", schema)
+    return schema_in_prompt(params.get("system"))
 
 
 def _wrapped_if_needed(tool_input: object, schema: object) -> object:

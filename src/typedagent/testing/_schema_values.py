@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
+from ._described_limits import restored
+
 __all__ = ["Chooser", "RandomChooser", "SchemaValueError", "generate"]
 
 SOFT_DEPTH: Final = 3
@@ -98,6 +100,7 @@ class _Walker:
     def value(self, schema: Mapping[str, Any], depth: int) -> Any:
         if depth > HARD_DEPTH:
             raise SchemaValueError("the schema nests too deeply to end (a required field of its own type?)")
+        schema = restored(schema)
         ref = schema.get("$ref")
         if isinstance(ref, str):
             return self.value(self._target(ref, schema), depth + 1)
