@@ -14,6 +14,7 @@ from typing_extensions import TypeForm, TypeVar
 
 from .._shared.errors import AgentDefinitionError
 from .._shared.generics import subscriptable
+from .json_schema import LeanJsonSchema
 from .tools import check_tool_name
 
 if TYPE_CHECKING:
@@ -27,7 +28,18 @@ SUBMIT_TOOL_NAME: Final = "submit"
 SUBMIT_TOOL_DESCRIPTION: Final = (
     "Submit your final output for validation. Call this when you are satisfied with your output."
 )
-DEFAULT_OUTPUT_DESCRIPTION: Final = "Hand over the final output. Its input is the result of the task."
+
+
+class _DefaultDescription(str):
+    """The description ``OutputTool`` starts from when none is passed (a ``str`` a caller cannot pass by accident)."""
+
+    __slots__ = ()
+
+
+DEFAULT_OUTPUT_DESCRIPTION: Final[str] = _DefaultDescription(
+    "Hand over the final output. Its input is the result of the task."
+)
+"""The output tool's description when none is passed and the output type has no docstring."""
 WRAPPER_KEY: Final = "value"
 """The one property of the tool input that holds an output whose JSON schema is not an object."""
 
@@ -53,7 +65,8 @@ class OutputTool(Generic[OutputT]):
             A type whose JSON schema is not an object is wrapped for the tool input as ``{"value": ...}``
             (the API requires an object) and unwrapped for you.
         name: Tool name the model calls to hand over its output.
-        description: Tool description the model reads.
+        description: Tool description the model reads. By default the output type's docstring (which then
+            leaves the input schema, where pydantic put it: the model reads it once), else a generic sentence.
         reflection_handler: Turns on reflection mode: each output call is parsed and this handler's
             text (a preview of the candidate) goes back to the model, which refines by calling the
             output tool again and finishes by calling ``submit``. Sync or async.
@@ -83,10 +96,15 @@ class OutputTool(Generic[OutputT]):
             wrapper = pydantic.create_model(
                 "OutputInput", __config__=pydantic.ConfigDict(extra="forbid"), value=(cast("Any", self.schema), ...)
             )
-            schema = wrapper.model_json_schema()
+            schema = wrapper.model_json_schema(schema_generator=LeanJsonSchema)
         schema.pop("title", None)
         if self.reflection_handler is not None:
             self._check_reflection_handler(self.reflection_handler)
+        object.__setattr__(self, "_input_schema", copy.deepcopy(schema))
+        if isinstance(self.description, _DefaultDescription):
+            docstring = schema.pop("description", None) if wrapper is None else None
+            resolved = docstring if isinstance(docstring, str) and docstring else str(self.description)
+            object.__setattr__(self, "description", resolved)
         param: dict[str, Any] = {"name": self.name, "description": self.description, "input_schema": schema}
         if self.strict:
             if is_recursive(schema):
@@ -100,7 +118,6 @@ class OutputTool(Generic[OutputT]):
             param["strict"] = True
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "_wrapper", wrapper)
-        object.__setattr__(self, "_input_schema", copy.deepcopy(schema))
         object.__setattr__(self, "_param", cast("ToolParam", param))
 
     def _adapt(self) -> tuple[pydantic.TypeAdapter[OutputT], dict[str, Any]]:
@@ -112,7 +129,7 @@ class OutputTool(Generic[OutputT]):
             )
         try:
             adapter = pydantic.TypeAdapter(self.schema)
-            return adapter, adapter.json_schema()
+            return adapter, adapter.json_schema(schema_generator=LeanJsonSchema)
         except Exception as exc:
             raise AgentDefinitionError(
                 f"OutputTool {self.name!r}: {self.type_name} cannot produce a JSON schema, so the model cannot be "

@@ -25,6 +25,7 @@ from .._shared.results import ExecuteResult, TokenUsage
 from . import failures, feedback
 from .arguments import MISSING, check_arguments
 from .attempt import Accepted, AttemptEnd, Failed, Rejected
+from .caching import placed
 from .conversation import Conversation
 from .execution import Execution
 from .observe import observers
@@ -106,7 +107,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
             except ToolsetProblem as problem:
                 return Failed(_toolset_failure(execution, problem))
         execution.start_iteration()
-        sent = _params_now(execution, params, limit)
+        sent = placed(_params_now(execution, params, limit), params)
         response = await observers.model_call(
             execution, sent, call_model(execution.client, sent, execution.guard, execution.observer)
         )

@@ -11,6 +11,7 @@ from .._agent.output import SUBMIT_TOOL_NAME
 from .._shared.errors import safe_str
 from .._shared.frozen import fresh_copy, thaw
 from . import feedback
+from .caching import cached_request
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
@@ -23,24 +24,27 @@ __all__ = ["build_messages", "build_system_prompt", "last_iteration_params", "pr
 
 
 def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
-    """A short note telling the model how to hand over its output within the iteration budget."""
+    """The short note telling the model how its turn ends: which tool hands over the result, and the budget when it
+    binds.
+
+    The budget binds when the model's own choices can use it up (helpers, server tools or reflection give it calls
+    to spend) and nothing forces the output on the last iteration. Plain text is ruled out in words only when
+    ``tool_choice`` allows it (extended thinking, where it is ``auto``).
+    """
     name = agent.output.name
-    lines = [
-        "## How to answer",
-        f"Hand over your result by calling the `{name}` tool; its input is the result. Do not answer in plain text.",
-    ]
-    if agent.helpers or agent.toolsets:
-        lines.append("Call the other tools first if you need information.")
     if agent.reflection_enabled:
-        lines.append(
-            f"Each `{name}` call shows you a preview of that output. Call `{name}` again to revise it, and call "
-            f"`{SUBMIT_TOOL_NAME}` when you are satisfied: only submitted output is validated."
-        )
-    lines.append(
-        f"You have at most {agent.validation.max_iterations_per_attempt} responses to get there; if your output "
-        "is rejected you will be told why and can try again."
-    )
-    return "\n".join(lines)
+        lines = [
+            f"Calling `{name}` shows a preview of your result (its input); call it again to revise. "
+            f"Calling `{SUBMIT_TOOL_NAME}` hands over the last one for validation and ends your turn."
+        ]
+    else:
+        lines = [f"Calling `{name}` hands over your result (its input) and ends your turn."]
+    if thinking_on(agent.model_settings):
+        lines.append("Do not answer in plain text.")
+    spends = agent.helpers or agent.toolsets or agent.server_tools or agent.reflection_enabled
+    if spends and not agent.validation.force_output_on_last_iteration:
+        lines.append(f"You have at most {agent.validation.max_iterations_per_attempt} responses.")
+    return " ".join(lines)
 
 
 def build_system_prompt(agent: AgentDefinition[Any, Any], ctx: RunContext[Any]) -> str:
@@ -91,9 +95,7 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
         "messages": messages,
         **thaw(agent.model_settings),  # plain dicts and lists again, the client's own to keep
     }
-    if agent.prompt_caching:
-        params["cache_control"] = {"type": "ephemeral"}
-    return params
+    return cached_request(params, agent.prompt_caching)
 
 
 def last_iteration_params(
