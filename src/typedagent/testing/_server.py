@@ -256,19 +256,8 @@ class FakeAnthropicServer(LoopbackServer):
         return answer
 
     def _conversation_steps(self) -> list[tuple[list[ScriptItem], ScriptItem | None]]:
-        """The script as turns: the faults served to successive retries, then the answering item."""
         if self._steps is None:
-            steps: list[tuple[list[ScriptItem], ScriptItem | None]] = []
-            faults: list[ScriptItem] = []
-            for item in self.script:
-                if _answers(item):
-                    steps.append((faults, item))
-                    faults = []
-                else:
-                    faults.append(item)
-            if faults:
-                steps.append((faults, None))
-            self._steps = steps
+            self._steps = _steps_of(self.script)
         return self._steps
 
     async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> HttpReply:
@@ -314,6 +303,21 @@ class FakeAnthropicServer(LoopbackServer):
         if params.get("stream"):
             return HttpReply(stream=sse_reply(message, fault, request_id))
         return json_reply(200, message, {"request-id": request_id})
+
+
+def _steps_of(script: Iterable[ScriptItem]) -> list[tuple[list[ScriptItem], ScriptItem | None]]:
+    """The script as turns: the faults served to successive retries, then the answering item."""
+    steps: list[tuple[list[ScriptItem], ScriptItem | None]] = []
+    faults: list[ScriptItem] = []
+    for item in script:
+        if _answers(item):
+            steps.append((faults, item))
+            faults = []
+        else:
+            faults.append(item)
+    if faults:
+        steps.append((faults, None))
+    return steps
 
 
 def _thread_refusal() -> dict[str, Any]:
