@@ -254,29 +254,36 @@ def test_minimum_cacheable_tokens_by_model_family() -> None:
 
 async def test_second_run_reads_the_static_prefix() -> None:
     """On the simulated cache, a second run with another prompt reads tools + system instead of writing them."""
-    async with FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            cold = await execute_agent(long_agent(), "Ticket one.", client=client)
-            warm = await execute_agent(long_agent(), "Ticket two, quite different.", client=client)
-    assert cold.ok and warm.ok
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        cold = await execute_agent(long_agent(), "Ticket one.", client=client)
+        warm = await execute_agent(long_agent(), "Ticket two, quite different.", client=client)
+    assert cold.ok
+    assert warm.ok
     first_cold, second_cold, first_warm, _ = (message["usage"] for message in server.responses)
     static = prefix_tokens(server.requests[0])
     assert first_cold["cache_read_input_tokens"] == 0
     assert first_warm["cache_read_input_tokens"] == static
     assert second_cold["cache_read_input_tokens"] == first_cold["cache_creation_input_tokens"]  # within the run
     assert warm.metadata.tokens.cache_read_input_tokens > cold.metadata.tokens.cache_read_input_tokens
-    assert warm.metadata.cost_usd is not None and cold.metadata.cost_usd is not None
+    assert warm.metadata.cost_usd is not None
+    assert cold.metadata.cost_usd is not None
     assert warm.metadata.cost_usd < 0.5 * cold.metadata.cost_usd
-    assert warm.metadata.cache_savings_usd is not None and cold.metadata.cache_savings_usd is not None
+    assert warm.metadata.cache_savings_usd is not None
+    assert cold.metadata.cache_savings_usd is not None
     assert warm.metadata.cache_savings_usd > cold.metadata.cache_savings_usd
 
 
 async def test_without_caching_nothing_is_read_or_written() -> None:
     """prompt_caching=False: no marker, and the simulated cache reports every input token as uncached."""
-    async with FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            for prompt in ("Ticket one.", "Ticket two."):
-                assert (await execute_agent(long_agent(prompt_caching=False), prompt, client=client)).ok
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        for prompt in ("Ticket one.", "Ticket two."):
+            assert (await execute_agent(long_agent(prompt_caching=False), prompt, client=client)).ok
     assert [markers(request) for request in server.requests] == [[]] * 4
     assert all(
         m["usage"]["cache_read_input_tokens"] == m["usage"]["cache_creation_input_tokens"] == 0
@@ -286,9 +293,11 @@ async def test_without_caching_nothing_is_read_or_written() -> None:
 
 async def test_one_hour_ttl_marks_the_static_prefix_and_is_priced_at_twice_the_input() -> None:
     """prompt_caching="1h": the static prefix is a 1-hour entry (2x input to write), the conversation 5-minute."""
-    async with FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            result = await execute_agent(long_agent(prompt_caching="1h"), "Ticket one.", client=client)
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        result = await execute_agent(long_agent(prompt_caching="1h"), "Ticket one.", client=client)
     assert result.ok
     assert static_marker(server.requests[0]) == STATIC_1H
     assert server.requests[0]["cache_control"] == {"type": "ephemeral"}
@@ -318,9 +327,11 @@ async def test_forced_last_iteration_keeps_the_static_prefix_and_writes_nothing(
     """The forced request sends tools and system unchanged (their entry is read) and no automatic breakpoint."""
     script = [tool_call("lookup", {"key": str(n)}) for n in range(3)] + [output_call(Verdict(label="final"))]
     agent = long_agent(validation=ValidationConfig(max_iterations_per_attempt=4, force_output_on_last_iteration=True))
-    async with FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            assert (await execute_agent(agent, "Ticket one.", client=client)).ok
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        assert (await execute_agent(agent, "Ticket one.", client=client)).ok
     *usual, forced = server.requests
     assert forced["tool_choice"] == {"type": "tool", "name": "final_output"}
     assert (forced["tools"], forced["system"]) == (usual[0]["tools"], usual[0]["system"])
@@ -338,9 +349,11 @@ async def test_attempt_after_a_rejected_forced_output_reads_the_conversation() -
         validators=[not_draft],
         validation=ValidationConfig(max_iterations_per_attempt=2, force_output_on_last_iteration=True),
     )
-    async with FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            result = await execute_agent(agent, "Ticket one.", client=client)
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        result = await execute_agent(agent, "Ticket one.", client=client)
     assert result.ok
     first, forced, next_attempt = (message["usage"] for message in server.responses)
     assert markers(server.requests[1]) == ["system[0]"]
@@ -368,9 +381,8 @@ def marked_text(text: str, ttl: str | None = None) -> dict[str, Any]:
 async def test_user_breakpoints_count_against_the_four(given: int, expected: list[str]) -> None:
     """The prompt's own breakpoints stay; typedagent's give way (static first, then automatic) to stay within 4."""
     prompt = [marked_text(f"Part {n}: " + "x" * 50) for n in range(given)] + [{"type": "text", "text": "Classify."}]
-    async with FakeAnthropicServer(one_lookup(), prompt_cache=True) as server:
-        async with server.client() as client:
-            assert (await execute_agent(long_agent(), prompt, client=client)).ok
+    async with FakeAnthropicServer(one_lookup(), prompt_cache=True) as server, server.client() as client:
+        assert (await execute_agent(long_agent(), prompt, client=client)).ok
     assert [markers(request) for request in server.requests] == [expected, expected]
 
 
@@ -389,29 +401,30 @@ async def test_tool_and_server_tool_breakpoints_count_too() -> None:
         {"type": "web_search_20250305", "name": "web_search", "cache_control": {"type": "ephemeral"}},
         {"type": "mcp_toolset", "mcp_server_name": "docs", "cache_control": {"type": "ephemeral"}},
     ]
-    async with FakeAnthropicServer(one_lookup(), prompt_cache=True) as server:
-        async with server.client() as client:
-            agent = long_agent(helpers=[lookup, marked], server_tools=servers)
-            assert (await execute_agent(agent, "Classify.", client=client)).ok
+    async with FakeAnthropicServer(one_lookup(), prompt_cache=True) as server, server.client() as client:
+        agent = long_agent(helpers=[lookup, marked], server_tools=servers)
+        assert (await execute_agent(agent, "Classify.", client=client)).ok
     assert markers(server.requests[0]) == ["tools[1]", "tools[2]", "tools[3]", "automatic"]
 
 
 async def test_static_ttl_follows_the_order_the_api_requires() -> None:
     """A 1-hour breakpoint in the prompt makes the static prefix 1-hour; a 5-minute tool one makes it 5-minute."""
     prompt = [marked_text("A long document. " * 20, ttl="1h"), {"type": "text", "text": "Classify."}]
-    async with FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            assert (await execute_agent(long_agent(), prompt, client=client)).ok
-            tool_marked = HelperTool(
-                definition={
-                    "name": "fetch",
-                    "input_schema": {"type": "object", "properties": {}},
-                    "cache_control": {"type": "ephemeral"},
-                },
-                handler=lambda data: "ok",
-            )
-            agent = long_agent(helpers=[tool_marked, lookup], prompt_caching="1h")
-            assert (await execute_agent(agent, "Classify.", client=client)).ok
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        assert (await execute_agent(long_agent(), prompt, client=client)).ok
+        tool_marked = HelperTool(
+            definition={
+                "name": "fetch",
+                "input_schema": {"type": "object", "properties": {}},
+                "cache_control": {"type": "ephemeral"},
+            },
+            handler=lambda data: "ok",
+        )
+        agent = long_agent(helpers=[tool_marked, lookup], prompt_caching="1h")
+        assert (await execute_agent(agent, "Classify.", client=client)).ok
     assert static_marker(server.requests[0]) == STATIC_1H
     assert static_marker(server.requests[2]) == STATIC_5M
     assert server.problems == []
@@ -426,16 +439,20 @@ async def test_a_last_block_marked_by_the_user_sends_no_automatic_breakpoint() -
 
 
 async def test_many_parallel_calls_mark_the_previous_call_s_end() -> None:
-    """A response with 10 calls adds 20 blocks, past the API's lookback: the previous call's last block is marked
-    for that request only, so its entry is still read."""
+    """A response with 10 calls adds 20 blocks, past the API's lookback: the previous call's end gets a breakpoint.
+
+    It is marked for that request only, so the previous call's entry is still read.
+    """
     script = [
         tool_call("lookup", {"key": "a"}),
         response(*(tool_call("lookup", {"key": str(n)}) for n in range(10))),
         output_call(Verdict(label="ok")),
     ]
-    async with FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            result = await execute_agent(long_agent(), "Classify.", client=client)
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        result = await execute_agent(long_agent(), "Classify.", client=client)
     assert result.ok
     assert [markers(request) for request in server.requests] == [
         ["system[0]", "automatic"],

@@ -1,6 +1,8 @@
-"""The definitions sent are lean and lose nothing: today's tool and output definitions against the snapshot of
-those typedagent generated before issue 33 (``tests/data/schemas_before_issue_33.json``, written by
-``tests/schema_models.py``)."""
+"""The definitions sent are lean and lose nothing.
+
+Today's tool and output definitions against the snapshot of those typedagent generated before issue 33
+(``tests/data/schemas_before_issue_33.json``, written by ``tests/schema_models.py``).
+"""
 
 from __future__ import annotations
 
@@ -71,8 +73,10 @@ def test_tool_schemas_lose_only_made_up_titles(key: str) -> None:
 
 @pytest.mark.parametrize("key", sorted(BEFORE["outputs"]))
 def test_output_schemas_lose_only_made_up_titles_and_move_the_docstring(key: str) -> None:
-    """An output tool's definition is the snapshot's minus made-up titles; with no description given, the output
-    type's docstring leaves the schema's root for the tool's description."""
+    """An output tool's definition is the snapshot's minus made-up titles, and the docstring becomes its description.
+
+    With no description given, the output type's docstring leaves the schema's root for the tool's description.
+    """
     before = copy.deepcopy(BEFORE["outputs"][key])
     now = OUTPUTS[key].to_param()
     expected_schema = without_made_up_titles(before["input_schema"])

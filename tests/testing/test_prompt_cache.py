@@ -160,11 +160,10 @@ def test_prompt_cache_refuses_what_the_api_refuses(request_: dict[str, Any], mes
 
 async def test_fake_server_answers_a_refused_request_with_a_400_and_keeps_the_item() -> None:
     """Over HTTP the refusal is a 400 invalid_request_error; the scripted answer waits for the next request."""
-    async with FakeAnthropicServer([text("fine")], prompt_cache=True) as server:
-        async with server.client(max_retries=0) as client:
-            with pytest.raises(anthropic.BadRequestError, match="Found 5"):
-                await client.messages.create(model=MODEL, max_tokens=10, messages=blocks(1) * 5)  # type: ignore[arg-type]
-            answer = await client.messages.create(model=MODEL, max_tokens=10, messages=blocks(1))  # type: ignore[arg-type]
+    async with FakeAnthropicServer([text("fine")], prompt_cache=True) as server, server.client(max_retries=0) as client:
+        with pytest.raises(anthropic.BadRequestError, match="Found 5"):
+            await client.messages.create(model=MODEL, max_tokens=10, messages=blocks(1) * 5)  # type: ignore[arg-type]
+        answer = await client.messages.create(model=MODEL, max_tokens=10, messages=blocks(1))  # type: ignore[arg-type]
     assert answer.content[0].type == "text"
     assert answer.usage.cache_creation_input_tokens == 0  # 160 tokens: below the minimum
     assert answer.usage.input_tokens == 160
@@ -180,16 +179,18 @@ async def test_fake_server_turns_the_tool_runner_s_threads_down_and_it_falls_bac
         return f"Sunny in {city}"
 
     script = [response(tool_call("get_weather", {"city": "Paris"})), text("Done")]
-    async with FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server:
-        async with server.client() as client:
-            runner = client.beta.messages.tool_runner(
-                model=MODEL,
-                max_tokens=100,
-                tools=[get_weather],
-                messages=[{"role": "user", "content": "Weather in Paris?"}],
-                cache_control={"type": "ephemeral"},
-            )
-            final = await runner.until_done()
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        runner = client.beta.messages.tool_runner(
+            model=MODEL,
+            max_tokens=100,
+            tools=[get_weather],
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+            cache_control={"type": "ephemeral"},
+        )
+        final = await runner.until_done()
     assert final.content[0].type == "text"
     assert ["thread" in request for request in server.requests] == [True, False, False]
     assert [len(request["messages"]) for request in server.requests] == [1, 1, 3]

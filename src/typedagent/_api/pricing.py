@@ -99,9 +99,11 @@ class ModelPrice:
         ) / PER_MILLION + usage.web_search_requests * rates.web_search / PER_THOUSAND
 
     def _savings_usd(self, usage: TokenUsage) -> float:
-        """What the prompt cache saved on one response's usage, in US dollars: its cache reads at the input price
-        less their read price, minus what its cache writes cost above the input price (negative when the writes
-        cost more than the reads saved, as on a first call nothing reads back)."""
+        """What the prompt cache saved on one response's usage, in US dollars.
+
+        Its cache reads at the input price less their read price, minus what its cache writes cost above the input
+        price (negative when the writes cost more than the reads saved, as on a first call nothing reads back).
+        """
         rates = self._band(usage)
         one_hour = usage.cache_creation_1h_input_tokens
         return (
@@ -200,8 +202,7 @@ def _tier(price: ModelPrice, batch: bool) -> ModelPrice:
 
 
 def _price(input: float, output: float, cache_read: float) -> ModelPrice:
-    """A price whose 5-minute cache writes cost 1.25 times the input (and 1-hour ones twice), as every current
-    model's do."""
+    """A price whose 5-minute cache writes cost 1.25 times the input (and 1-hour ones twice), as every model's do."""
     return ModelPrice(input=input, output=output, cache_write=input * 1.25, cache_read=cache_read)
 
 

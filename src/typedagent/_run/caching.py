@@ -76,7 +76,7 @@ _CACHEABLE: Final = frozenset(
 
 
 def minimum_cacheable_tokens(model: str) -> int:
-    """The shortest prompt prefix ``model`` caches, in tokens (``DEFAULT_MINIMUM_TOKENS`` for a model not in the table)."""
+    """The shortest prompt prefix ``model`` caches, in tokens (``DEFAULT_MINIMUM_TOKENS`` for an unknown model)."""
     for pattern, minimum in MINIMUM_TOKENS:
         if pattern.search(model):
             return minimum
@@ -105,9 +105,9 @@ def cached_request(params: dict[str, Any], caching: PromptCaching) -> dict[str, 
         return params
     system = params.get("system")
     tools = params.get("tools") or []
-    if isinstance(system, str) and system:
-        if estimated_tokens(tools, system) >= minimum_cacheable_tokens(str(params.get("model", ""))):
-            params["system"] = [{"type": "text", "text": system, "cache_control": ephemeral(_ttl(caching))}]
+    minimum = minimum_cacheable_tokens(str(params.get("model", "")))
+    if isinstance(system, str) and system and estimated_tokens(tools, system) >= minimum:
+        params["system"] = [{"type": "text", "text": system, "cache_control": ephemeral(_ttl(caching))}]
     params["cache_control"] = ephemeral()
     return params
 

@@ -24,8 +24,7 @@ __all__ = ["build_messages", "build_system_prompt", "last_iteration_params", "pr
 
 
 def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
-    """The short note telling the model how its turn ends: which tool hands over the result, and the budget when it
-    binds.
+    """The short note telling the model how its turn ends: the tool that hands over the result, the budget if it binds.
 
     The budget binds when the model's own choices can use it up (helpers, server tools or reflection give it calls
     to spend) and nothing forces the output on the last iteration. Plain text is ruled out in words only when

@@ -55,8 +55,10 @@ class TokenUsage:
 
     @property
     def total(self) -> int:
-        """The four token counters added up (server tool requests are not tokens; 1-hour cache writes are among
-        ``cache_creation_input_tokens``)."""
+        """The four token counters added up.
+
+        Server tool requests are not tokens; 1-hour cache writes are among ``cache_creation_input_tokens``.
+        """
         return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def __add__(self, other: TokenUsage) -> TokenUsage:

@@ -127,7 +127,8 @@ def _positions(params: Mapping[str, Any]) -> list[_Position]:
         add("system", block, True)
     messages = [cast("Mapping[str, Any]", m) for m in params.get("messages") or () if isinstance(m, Mapping)]
     images = any(block.get("type") == "image" for message in messages for block in _blocks(message.get("content")))
-    salt = [params.get("tool_choice"), params.get("thinking"), (params.get("output_config") or {}).get("effort"), images]
+    effort = (params.get("output_config") or {}).get("effort")
+    salt = [params.get("tool_choice"), params.get("thinking"), effort, images]
     state["digest"] = _hash(state["digest"], b"messages", json.dumps(salt, sort_keys=True).encode())
     for message in messages:
         for block in _blocks(message.get("content")):
