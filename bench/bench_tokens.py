@@ -33,6 +33,7 @@ prices: $3 input, $15 output, $3.75 5-minute and $6 1-hour cache writes, $0.30 c
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -313,18 +314,35 @@ async def play_runner(client: Any, name: str, ticket: str) -> None:
         model=MODEL,
         max_tokens=4096,
         system=AGENT["instructions"],
-        tools=[beta_async_tool(lookup_customer), beta_async_tool(search_kb), output],
+        tools=[beta_async_tool(as_text(lookup_customer)), beta_async_tool(as_text(search_kb)), output],
         tool_choice={"type": "any"},
         messages=[{"role": "user", "content": ticket}],
         cache_control={"type": "ephemeral"},
         thread=False,
     )
-    async for message in runner:
-        if any(block.type == "tool_use" and block.name == "final_output" for block in message.content):
-            await runner.generate_tool_call_response()  # runs the output tool: validates, or reports the problem
-            if accepted:
-                return
+    try:
+        async for message in runner:
+            if any(block.type == "tool_use" and block.name == "final_output" for block in message.content):
+                await runner.generate_tool_call_response()  # runs the output tool: validates, or reports the problem
+                if accepted:
+                    return
+    finally:
+        await runner.close()  # the SDK's way to stop a runner early
     raise AssertionError("the tool runner ended without an accepted output")
+
+
+def as_text(helper: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[str]]:
+    """The helper with its result as JSON text, as the raw loop and typedagent send it.
+
+    The tool runner sends a function's list as the ``tool_result``'s content as is; a list of dicts without
+    ``type`` is not content the API takes.
+    """
+
+    @functools.wraps(helper)
+    async def wrapped(*args: Any, **kwargs: Any) -> str:
+        return json.dumps(await helper(*args, **kwargs))
+
+    return wrapped
 
 
 CLIENTS: dict[str, tuple[Play, str]] = {
