@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic.json_schema import GenerateJsonSchema
 
 if TYPE_CHECKING:
-    from pydantic.json_schema import CoreSchemaOrField, JsonSchemaMode, JsonSchemaValue
+    from pydantic.json_schema import JsonSchemaMode, JsonSchemaValue
     from pydantic_core import CoreSchema, core_schema
 
 __all__ = ["LeanJsonSchema"]
@@ -31,7 +31,7 @@ class LeanJsonSchema(GenerateJsonSchema):
                 del definition["title"]
         return json_schema
 
-    def field_title_should_be_set(self, schema: CoreSchemaOrField) -> bool:
+    def field_title_should_be_set(self, schema: object) -> bool:
         """Never make up a field's title (one given with ``Field(title=...)`` is in the field's schema already)."""
         del schema
         return False

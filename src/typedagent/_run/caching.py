@@ -104,7 +104,7 @@ def cached_request(params: dict[str, Any], caching: PromptCaching) -> dict[str, 
     if caching is False:
         return params
     system = params.get("system")
-    tools = params.get("tools") or []
+    tools: object = params.get("tools") or []
     minimum = minimum_cacheable_tokens(str(params.get("model", "")))
     if isinstance(system, str) and system and estimated_tokens(tools, system) >= minimum:
         params["system"] = [{"type": "text", "text": system, "cache_control": ephemeral(_ttl(caching))}]
@@ -153,7 +153,7 @@ def placed(sent: dict[str, Any], usual: Mapping[str, Any]) -> dict[str, Any]:
 def _static_marker(sent: Mapping[str, Any]) -> Mapping[str, Any] | None:
     system = sent.get("system")
     if isinstance(system, list) and system:
-        last = cast("list[Any]", system)[-1]
+        last = cast("list[object]", system)[-1]
         if isinstance(last, Mapping):
             marker = cast("Mapping[str, Any]", last).get("cache_control")
             return cast("Mapping[str, Any]", marker) if isinstance(marker, Mapping) else None

@@ -127,8 +127,9 @@ def _positions(params: Mapping[str, Any]) -> list[_Position]:
         add("system", block, True)
     messages = [cast("Mapping[str, Any]", m) for m in params.get("messages") or () if isinstance(m, Mapping)]
     images = any(block.get("type") == "image" for message in messages for block in _blocks(message.get("content")))
-    effort = (params.get("output_config") or {}).get("effort")
-    salt = [params.get("tool_choice"), params.get("thinking"), effort, images]
+    config: object = params.get("output_config")
+    effort: object = cast("Mapping[str, Any]", config).get("effort") if isinstance(config, Mapping) else None
+    salt: list[object] = [params.get("tool_choice"), params.get("thinking"), effort, images]
     state["digest"] = _hash(state["digest"], b"messages", json.dumps(salt, sort_keys=True).encode())
     for message in messages:
         for block in _blocks(message.get("content")):
@@ -148,7 +149,7 @@ def _breakpoints(positions: Sequence[_Position], automatic: object) -> list[tupl
     for index, _ttl in found:
         if not positions[index].cacheable:
             raise CacheRefusal(f"cache_control cannot be set on a {positions[index].kind} thinking block.")
-    breakpoints = cast("list[tuple[int, str]]", found)
+    breakpoints: list[tuple[int, str]] = found
     if isinstance(automatic, Mapping):
         ttl = str(cast("Mapping[str, Any]", automatic).get("ttl", "5m"))
         target = next((i for i in range(len(positions) - 1, -1, -1) if positions[i].cacheable), None)
