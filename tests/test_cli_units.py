@@ -540,8 +540,10 @@ async def test_progress_shows_the_estimated_cost_and_what_the_prompt_cache_saved
 
 def test_summary_cost_line_says_when_the_cache_cost_more_and_nothing_without_a_price() -> None:
     """Writes nothing read back cost more than no caching; an unpriced model shows no cost line."""
-    summary = Summary(1, 1, Counter(), TokenUsage(), 1.0, cost_usd=2.5, cache_savings_usd=-0.00125)
+    written = TokenUsage(cache_creation_input_tokens=1_000)
+    summary = Summary(1, 1, Counter(), written, 1.0, cost_usd=2.5, cache_savings_usd=-0.00125)
     assert summary.cost_line() == "est. cost $2.50 · prompt cache cost $0.0013 more"
+    assert dataclasses.replace(summary, tokens=TokenUsage()).cost_line() == "est. cost $2.50"  # no cache use
     assert dataclasses.replace(summary, cost_usd=None).cost_line() is None
 
 

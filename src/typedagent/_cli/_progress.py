@@ -153,9 +153,14 @@ class Summary:
         )
 
     def cost_line(self) -> str | None:
-        """``est. cost $0.0123 · prompt cache saved $0.0045``; None when the model has no known price."""
+        """``est. cost $0.0123 · prompt cache saved $0.0045``; None when the model has no known price.
+
+        The cache's effect is left out when nothing was read from or written to the cache.
+        """
         if self.cost_usd is None:
             return None
+        if not (self.tokens.cache_read_input_tokens or self.tokens.cache_creation_input_tokens):
+            return f"est. cost {_usd(self.cost_usd)}"
         saved = self.cache_savings_usd or 0.0
         effect = f"prompt cache saved {_usd(saved)}" if saved >= 0 else f"prompt cache cost {_usd(-saved)} more"
         return f"est. cost {_usd(self.cost_usd)} · {effect}"

@@ -62,6 +62,7 @@ def record_line(
         "error": error,
         "tokens": dataclasses.asdict(meta.tokens),
         "cost_usd": meta.cost_usd,
+        "cache_savings_usd": meta.cache_savings_usd,
         "tool_calls": meta.tool_calls,
         "agent": agent.name,
         "model": meta.model,
@@ -104,6 +105,7 @@ def result_of(record: Mapping[str, Any], agent: AgentDefinition[Any, Any]) -> Ex
             callback_errors=tuple(CallbackError(**error) for error in record["callback_errors"]),
             messages=[],
             cost_usd=record.get("cost_usd"),
+            cache_savings_usd=record.get("cache_savings_usd"),
             tool_calls=record.get("tool_calls", 0),
         )
         error = record["error"]
