@@ -97,6 +97,9 @@ def ephemeral(ttl: str | None = None) -> dict[str, str]:
 def cached_request(params: dict[str, Any], caching: PromptCaching) -> dict[str, Any]:
     """``params`` (built once per execution) with the two default breakpoints, as ``caching`` says.
 
+    Called again once connected toolsets have put their tools in ``params``: a prefix their tools bring to the
+    minimum is then marked (a system prompt marked already stays as it is).
+
     The static prefix is marked when tools and system prompt are estimated at the model's minimum cacheable
     length or more: the system prompt then goes as one text block carrying ``cache_control`` (a plain string
     cannot carry it). The conversation's breakpoint is the top-level ``cache_control``.

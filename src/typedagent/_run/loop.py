@@ -25,7 +25,7 @@ from .._shared.results import ExecuteResult, TokenUsage
 from . import failures, feedback
 from .arguments import MISSING, check_arguments
 from .attempt import Accepted, AttemptEnd, Failed, Rejected
-from .caching import placed
+from .caching import cached_request, placed
 from .conversation import Conversation
 from .execution import Execution
 from .observe import observers
@@ -106,6 +106,7 @@ async def _run_attempt(execution: Execution, params: dict[str, Any]) -> AttemptE
                 await execution.toolbox.update(params)
             except ToolsetProblem as problem:
                 return Failed(_toolset_failure(execution, problem))
+            cached_request(params, execution.agent.prompt_caching)  # the toolsets' tools count toward the prefix
         execution.start_iteration()
         sent = placed(_params_now(execution, params, limit), params)
         response = await observers.model_call(
