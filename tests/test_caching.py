@@ -10,8 +10,21 @@ import pytest
 from anthropic import AsyncAnthropic
 from pydantic import BaseModel
 
-from typedagent import AgentDefinitionError, OutputRejected, OutputTool, TokenUsage, define_agent, execute_agent, tool
-from typedagent.testing import ScriptedClient, output_call, response, submit_call, tool_call, usage
+from typedagent import (
+    AgentDefinitionError,
+    HelperTool,
+    OutputRejected,
+    OutputTool,
+    RunContext,
+    TokenUsage,
+    ValidationConfig,
+    define_agent,
+    execute_agent,
+    tool,
+)
+from typedagent._run.caching import minimum_cacheable_tokens
+from typedagent._run.request import build_system_prompt
+from typedagent.testing import FakeAnthropicServer, ScriptedClient, output_call, response, submit_call, tool_call, usage
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -29,6 +42,12 @@ async def lookup(key: str) -> str:
 def not_draft(out: Verdict) -> None:
     if out.label == "draft":
         raise OutputRejected("label must not be 'draft'")
+
+
+def context() -> RunContext[None]:
+    return RunContext(
+        deps=None, agent_name="long", model="claude-sonnet-4-6", attempt=0, iteration=0, tokens=TokenUsage()
+    )
 
 
 def reflecting_agent(**overrides: Any) -> Any:
@@ -134,3 +153,312 @@ def test_prompt_caching_not_settable_through_model_settings() -> None:
         define_agent(
             name="bad", model="claude-sonnet-4-6", output=OutputTool(Verdict), model_settings={"cache_control": {}}
         )
+
+
+# The static prefix, the TTL choice, the forced iteration and the four breakpoints, on the simulated cache.
+
+LONG_INSTRUCTIONS = "You classify support tickets. " + " ".join(
+    f"Rule {n}: read the ticket for any sign of category {n} and say so in the label." for n in range(60)
+)
+"""Instructions long enough that tools + system prompt pass Sonnet's 1,024-token minimum (about 5,400 bytes)."""
+STATIC_5M = {"type": "ephemeral"}
+STATIC_1H = {"type": "ephemeral", "ttl": "1h"}
+
+
+def long_agent(**overrides: Any) -> Any:
+    params: dict[str, Any] = {
+        "name": "long",
+        "model": "claude-sonnet-4-6",
+        "instructions": LONG_INSTRUCTIONS,
+        "output": OutputTool(Verdict),
+        "helpers": [lookup],
+    }
+    params.update(overrides)
+    return define_agent(**params)
+
+
+def one_lookup() -> list[Any]:
+    return [tool_call("lookup", {"key": "a"}), output_call(Verdict(label="final"))]
+
+
+def prefix_tokens(request: dict[str, Any]) -> int:
+    """The tools and system blocks' tokens as the simulated cache counts them: JSON bytes / 3.5, markers left out."""
+    blocks = [*request["tools"], *request["system"]]
+    unmarked = [{key: value for key, value in block.items() if key != "cache_control"} for block in blocks]
+    return round(sum(len(json.dumps(block, separators=(",", ":")).encode()) for block in unmarked) / 3.5)
+
+
+def static_marker(request: dict[str, Any]) -> object:
+    system = request["system"]
+    return system[-1].get("cache_control") if isinstance(system, list) else None
+
+
+def markers(request: dict[str, Any]) -> list[str]:
+    """Where a request's breakpoints are: ``tools[i]``, ``system[i]``, ``messages[i][j]``, and ``automatic``."""
+    found = [f"tools[{i}]" for i, tool in enumerate(request.get("tools") or []) if "cache_control" in tool]
+    system = request.get("system")
+    if isinstance(system, list):
+        found += [f"system[{i}]" for i, block in enumerate(system) if "cache_control" in block]
+    for i, message in enumerate(request["messages"]):
+        content = message["content"]
+        if isinstance(content, list):
+            found += [f"messages[{i}][{j}]" for j, block in enumerate(content) if "cache_control" in block]
+    return [*found, *(["automatic"] if "cache_control" in request else [])]
+
+
+async def test_static_prefix_is_marked_by_default() -> None:
+    """Tools + system above the minimum: the system prompt is one text block with cache_control, plus automatic."""
+    client = ScriptedClient(one_lookup())
+    result = await execute_agent(long_agent(), "Classify this.", client=client)
+    assert result.ok
+    first, second = client.requests
+    assert first["system"] == [
+        {"type": "text", "text": build_system_prompt(long_agent(), context()), "cache_control": STATIC_5M}
+    ]
+    assert second["system"] == first["system"]
+    assert markers(first) == markers(second) == ["system[0]", "automatic"]
+    assert "cache_control" not in json.dumps(result.metadata.messages)  # the conversation itself carries no marker
+
+
+async def test_static_prefix_below_the_minimum_is_not_marked() -> None:
+    """A small agent's tools + system prompt (below 1,024 tokens) stay a plain string: only the automatic one."""
+    client = ScriptedClient(one_lookup())
+    assert (await execute_agent(long_agent(instructions="Be brief."), "Classify this.", client=client)).ok
+    assert isinstance(client.requests[0]["system"], str)
+    assert markers(client.requests[0]) == ["automatic"]
+    # Opus 4.5's minimum is 4,096 tokens: the long agent is below it there.
+    client = ScriptedClient(one_lookup())
+    assert (await execute_agent(long_agent(model="claude-opus-4-5"), "Classify this.", client=client)).ok
+    assert markers(client.requests[0]) == ["automatic"]
+
+
+def test_minimum_cacheable_tokens_by_model_family() -> None:
+    """The documented minimums, found in dated, Bedrock and Vertex ids; 1,024 for a model the table lacks."""
+    assert [
+        minimum_cacheable_tokens(model)
+        for model in (
+            "claude-opus-5",
+            "claude-sonnet-4-6",
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-1-20250805",
+            "claude-opus-4-20250514",
+            "claude-opus-4-7",
+            "claude-3-5-haiku-20241022",
+            "claude-opus-4-5",
+            "claude-opus-4-6@20260101",
+            "anthropic.claude-haiku-4-5-20251001-v1:0",
+            "my-proxy-model",
+        )
+    ] == [512, 1024, 1024, 1024, 1024, 2048, 2048, 4096, 4096, 4096, 1024]
+
+
+async def test_second_run_reads_the_static_prefix() -> None:
+    """On the simulated cache, a second run with another prompt reads tools + system instead of writing them."""
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        cold = await execute_agent(long_agent(), "Ticket one.", client=client)
+        warm = await execute_agent(long_agent(), "Ticket two, quite different.", client=client)
+    assert cold.ok
+    assert warm.ok
+    first_cold, second_cold, first_warm, _ = (message["usage"] for message in server.responses)
+    static = prefix_tokens(server.requests[0])
+    assert first_cold["cache_read_input_tokens"] == 0
+    assert first_warm["cache_read_input_tokens"] == static
+    assert second_cold["cache_read_input_tokens"] == first_cold["cache_creation_input_tokens"]  # within the run
+    assert warm.metadata.tokens.cache_read_input_tokens > cold.metadata.tokens.cache_read_input_tokens
+    assert warm.metadata.cost_usd is not None
+    assert cold.metadata.cost_usd is not None
+    assert warm.metadata.cost_usd < 0.5 * cold.metadata.cost_usd
+    assert warm.metadata.cache_savings_usd is not None
+    assert cold.metadata.cache_savings_usd is not None
+    assert warm.metadata.cache_savings_usd > cold.metadata.cache_savings_usd
+
+
+async def test_without_caching_nothing_is_read_or_written() -> None:
+    """prompt_caching=False: no marker, and the simulated cache reports every input token as uncached."""
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        for prompt in ("Ticket one.", "Ticket two."):
+            assert (await execute_agent(long_agent(prompt_caching=False), prompt, client=client)).ok
+    assert [markers(request) for request in server.requests] == [[]] * 4
+    assert all(
+        m["usage"]["cache_read_input_tokens"] == m["usage"]["cache_creation_input_tokens"] == 0
+        for m in server.responses
+    )
+
+
+async def test_one_hour_ttl_marks_the_static_prefix_and_is_priced_at_twice_the_input() -> None:
+    """prompt_caching="1h": the static prefix is a 1-hour entry (2x input to write), the conversation 5-minute."""
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        result = await execute_agent(long_agent(prompt_caching="1h"), "Ticket one.", client=client)
+    assert result.ok
+    assert static_marker(server.requests[0]) == STATIC_1H
+    assert server.requests[0]["cache_control"] == {"type": "ephemeral"}
+    split = server.responses[0]["usage"]["cache_creation"]
+    assert split["ephemeral_1h_input_tokens"] == prefix_tokens(server.requests[0])
+    tokens = result.metadata.tokens
+    assert tokens.cache_creation_1h_input_tokens == split["ephemeral_1h_input_tokens"]
+    expected = (
+        tokens.input_tokens * 3
+        + tokens.output_tokens * 15
+        + tokens.cache_creation_5m_input_tokens * 3.75
+        + tokens.cache_creation_1h_input_tokens * 6
+        + tokens.cache_read_input_tokens * 0.30
+    ) / 1e6
+    assert result.metadata.cost_usd == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("value", ["2h", 1, 0, None, "yes"])
+def test_prompt_caching_values_are_checked(value: object) -> None:
+    """prompt_caching takes True, False, "5m" or "1h": anything else is a definition error saying so."""
+    with pytest.raises(AgentDefinitionError, match=r"True, False, '5m' or '1h'"):
+        long_agent(prompt_caching=value)
+    assert long_agent(prompt_caching="5m").prompt_caching == "5m"
+
+
+async def test_forced_last_iteration_keeps_the_static_prefix_and_writes_nothing() -> None:
+    """The forced request sends tools and system unchanged (their entry is read) and no automatic breakpoint."""
+    script = [tool_call("lookup", {"key": str(n)}) for n in range(3)] + [output_call(Verdict(label="final"))]
+    agent = long_agent(validation=ValidationConfig(max_iterations_per_attempt=4, force_output_on_last_iteration=True))
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        assert (await execute_agent(agent, "Ticket one.", client=client)).ok
+    *usual, forced = server.requests
+    assert forced["tool_choice"] == {"type": "tool", "name": "final_output"}
+    assert (forced["tools"], forced["system"]) == (usual[0]["tools"], usual[0]["system"])
+    assert markers(forced) == ["system[0]"]
+    assert [markers(request) for request in usual] == [["system[0]", "automatic"]] * 3
+    usage = server.responses[-1]["usage"]
+    assert usage["cache_read_input_tokens"] == prefix_tokens(forced)
+    assert usage["cache_creation_input_tokens"] == 0
+
+
+async def test_attempt_after_a_rejected_forced_output_reads_the_conversation() -> None:
+    """After the forced iteration, the next attempt's request reads the entry written before the forced one."""
+    script = [tool_call("lookup", {"key": "a"}), output_call(Verdict(label="draft")), output_call(Verdict(label="ok"))]
+    agent = long_agent(
+        validators=[not_draft],
+        validation=ValidationConfig(max_iterations_per_attempt=2, force_output_on_last_iteration=True),
+    )
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        result = await execute_agent(agent, "Ticket one.", client=client)
+    assert result.ok
+    first, forced, next_attempt = (message["usage"] for message in server.responses)
+    assert markers(server.requests[1]) == ["system[0]"]
+    assert (
+        next_attempt["cache_read_input_tokens"]
+        == first["cache_read_input_tokens"] + first["cache_creation_input_tokens"]
+    )
+    assert forced["cache_creation_input_tokens"] == 0
+
+
+def marked_text(text: str, ttl: str | None = None) -> dict[str, Any]:
+    marker = {"type": "ephemeral", "ttl": ttl} if ttl else {"type": "ephemeral"}
+    return {"type": "text", "text": text, "cache_control": marker}
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (1, ["system[0]", "messages[0][0]", "automatic"]),
+        (2, ["system[0]", "messages[0][0]", "messages[0][1]", "automatic"]),
+        (3, ["messages[0][0]", "messages[0][1]", "messages[0][2]", "automatic"]),
+        (4, ["messages[0][0]", "messages[0][1]", "messages[0][2]", "messages[0][3]"]),
+    ],
+)
+async def test_user_breakpoints_count_against_the_four(given: int, expected: list[str]) -> None:
+    """The prompt's own breakpoints stay; typedagent's give way (static first, then automatic) to stay within 4."""
+    prompt = [marked_text(f"Part {n}: " + "x" * 50) for n in range(given)] + [{"type": "text", "text": "Classify."}]
+    async with FakeAnthropicServer(one_lookup(), prompt_cache=True) as server, server.client() as client:
+        assert (await execute_agent(long_agent(), prompt, client=client)).ok
+    assert [markers(request) for request in server.requests] == [expected, expected]
+
+
+async def test_tool_and_server_tool_breakpoints_count_too() -> None:
+    """A helper's or a server tool's own cache_control counts: with three of them only the automatic one fits."""
+    marked = HelperTool(
+        definition={
+            "name": "fetch",
+            "description": "Fetch.",
+            "input_schema": {"type": "object", "properties": {}},
+            "cache_control": {"type": "ephemeral"},
+        },
+        handler=lambda data: "ok",
+    )
+    servers = [
+        {"type": "web_search_20250305", "name": "web_search", "cache_control": {"type": "ephemeral"}},
+        {"type": "mcp_toolset", "mcp_server_name": "docs", "cache_control": {"type": "ephemeral"}},
+    ]
+    async with FakeAnthropicServer(one_lookup(), prompt_cache=True) as server, server.client() as client:
+        agent = long_agent(helpers=[lookup, marked], server_tools=servers)
+        assert (await execute_agent(agent, "Classify.", client=client)).ok
+    assert markers(server.requests[0]) == ["tools[1]", "tools[2]", "tools[3]", "automatic"]
+
+
+async def test_static_ttl_follows_the_order_the_api_requires() -> None:
+    """A 1-hour breakpoint in the prompt makes the static prefix 1-hour; a 5-minute tool one makes it 5-minute."""
+    prompt = [marked_text("A long document. " * 20, ttl="1h"), {"type": "text", "text": "Classify."}]
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        assert (await execute_agent(long_agent(), prompt, client=client)).ok
+        tool_marked = HelperTool(
+            definition={
+                "name": "fetch",
+                "input_schema": {"type": "object", "properties": {}},
+                "cache_control": {"type": "ephemeral"},
+            },
+            handler=lambda data: "ok",
+        )
+        agent = long_agent(helpers=[tool_marked, lookup], prompt_caching="1h")
+        assert (await execute_agent(agent, "Classify.", client=client)).ok
+    assert static_marker(server.requests[0]) == STATIC_1H
+    assert static_marker(server.requests[2]) == STATIC_5M
+    assert server.problems == []
+
+
+async def test_a_last_block_marked_by_the_user_sends_no_automatic_breakpoint() -> None:
+    """The API ignores (same TTL) or refuses (other TTL) the automatic breakpoint on a block marked already."""
+    client = ScriptedClient([output_call(Verdict(label="ok"))])
+    assert (await execute_agent(long_agent(), [marked_text("Classify this.", ttl="1h")], client=client)).ok
+    assert markers(client.requests[0]) == ["system[0]", "messages[0][0]"]
+    assert static_marker(client.requests[0]) == STATIC_1H
+
+
+async def test_many_parallel_calls_mark_the_previous_call_s_end() -> None:
+    """A response with 10 calls adds 20 blocks, past the API's lookback: the previous call's end gets a breakpoint.
+
+    It is marked for that request only, so the previous call's entry is still read.
+    """
+    script = [
+        tool_call("lookup", {"key": "a"}),
+        response(*(tool_call("lookup", {"key": str(n)}) for n in range(10))),
+        output_call(Verdict(label="ok")),
+    ]
+    async with (
+        FakeAnthropicServer(script, per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        result = await execute_agent(long_agent(), "Classify.", client=client)
+    assert result.ok
+    assert [markers(request) for request in server.requests] == [
+        ["system[0]", "automatic"],
+        ["system[0]", "automatic"],
+        ["system[0]", "messages[2][0]", "automatic"],
+    ]
+    second, third = server.responses[1]["usage"], server.responses[2]["usage"]
+    assert third["cache_read_input_tokens"] == second["cache_read_input_tokens"] + second["cache_creation_input_tokens"]
+    assert "cache_control" not in json.dumps(result.metadata.messages)

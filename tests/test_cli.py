@@ -252,6 +252,7 @@ def test_cli_run_json_events_with_deps_from_a_file(api: FakeAnthropicServer) -> 
         "cache_read_input_tokens": 2020,
         "web_search_requests": 0,
         "web_fetch_requests": 0,
+        "cache_creation_1h_input_tokens": 0,
         "total": 5476,
     }
     assert api.requests[0]["system"].startswith("You review pull requests for acme/payments.")

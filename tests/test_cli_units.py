@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,13 @@ import pytest
 from pydantic import BaseModel
 
 import typedagent
-from typedagent import ExecuteCallbacks, HelperTool, OutputTool, define_agent, execute_agent
+from typedagent import ExecuteCallbacks, HelperTool, OutputTool, TokenUsage, define_agent, execute_agent
 from typedagent.__main__ import main
 from typedagent._agent.locate import ImportFailed, load_module, split_target
 from typedagent._cli import _demo, _run
 from typedagent._cli._check import _first_difference, check_agent, schema_problems, strict_problems
 from typedagent._cli._check_output import exceeded_limit
-from typedagent._cli._progress import Lines, Progress, RichLines, make_lines
+from typedagent._cli._progress import Lines, Progress, RichLines, Summary, make_lines
 from typedagent._cli._run import write_json
 from typedagent.testing import (
     FakeAnthropicServer,
@@ -34,6 +35,7 @@ from typedagent.testing import (
     response,
     text,
     tool_call,
+    usage,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -520,6 +522,31 @@ async def test_progress_lines_without_rich_and_with_callback_errors(monkeypatch:
         "  callback error: on_attempt_start (test_progress_lines_without_rich_and_with_callback_errors.<locals>.boom): "
         "ValueError: hook broke",
     ]
+
+
+async def test_progress_shows_the_estimated_cost_and_what_the_prompt_cache_saved() -> None:
+    """A priced model: the summary ends with the cost and the cache's effect, as metadata reports them."""
+    stream = io.StringIO()
+    progress = Progress(stream)
+    agent = define_agent(name="priced", model="claude-sonnet-4-6", output=OutputTool(Out))
+    progress.start(agent, label="x", mode="scripted")
+    client = ScriptedClient([response(output_call({"answer": "ok"}), usage=usage(100, 10, 0, 1_000))])
+    result = await execute_agent(agent, "hi", client=client)
+    summary = progress.finish(result)
+    # 100 x $3 + 10 x $15 + 1,000 x $0.30 per million; the 1,000 read tokens would have cost $3 a million.
+    assert stream.getvalue().splitlines()[-1] == "  est. cost $0.0008 · prompt cache saved $0.0027"
+    assert summary.cost_usd == result.metadata.cost_usd
+    assert summary.cache_savings_usd == result.metadata.cache_savings_usd
+    assert summary.as_json()["cache_savings_usd"] == pytest.approx(0.0027)
+
+
+def test_summary_cost_line_says_when_the_cache_cost_more_and_nothing_without_a_price() -> None:
+    """Writes nothing read back cost more than no caching; an unpriced model shows no cost line."""
+    written = TokenUsage(cache_creation_input_tokens=1_000)
+    summary = Summary(1, 1, Counter(), written, 1.0, cost_usd=2.5, cache_savings_usd=-0.00125)
+    assert summary.cost_line() == "est. cost $2.50 · prompt cache cost $0.0013 more"
+    assert dataclasses.replace(summary, tokens=TokenUsage()).cost_line() == "est. cost $2.50"  # no cache use
+    assert dataclasses.replace(summary, cost_usd=None).cost_line() is None
 
 
 class _Terminal(io.StringIO):

@@ -74,10 +74,9 @@ def test_definition_tool_params_exact() -> None:
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "title": "Query", "description": "Words to look for."},
+                    "query": {"type": "string", "description": "Words to look for."},
                     "limit": {
                         "type": "integer",
-                        "title": "Limit",
                         "default": 3,
                         "description": "How many ids to return at most.",
                     },
@@ -92,8 +91,8 @@ def test_definition_tool_params_exact() -> None:
                 "description": "The output type most tests use.",
                 "type": "object",
                 "properties": {
-                    "severity": {"type": "integer", "title": "Severity", "minimum": 1, "maximum": 5},
-                    "summary": {"type": "string", "title": "Summary"},
+                    "severity": {"type": "integer", "minimum": 1, "maximum": 5},
+                    "summary": {"type": "string"},
                 },
                 "required": ["severity", "summary"],
             },

@@ -69,12 +69,14 @@ async def test_journal_records_each_finished_execution(tmp_path: Path) -> None:
             "cache_read_input_tokens": 0,
             "web_search_requests": 0,
             "web_fetch_requests": 0,
+            "cache_creation_1h_input_tokens": 0,
         },
         "cost_usd": next(r.result.metadata.cost_usd for r in results if r.key == "#0"),
         "agent": "triage",
         "model": "claude-sonnet-4-6",
     }
     assert good["cost_usd"] > 0
+    assert good["cache_savings_usd"] == 0  # the fake model reports no cache use
     assert good["iterations"] == 1
     assert good["v"] == 1
     assert len(good["input_sha256"]) == 16
@@ -110,6 +112,8 @@ async def test_journal_resume_skips_finished_keys_and_reads_them_back(tmp_path: 
     for before, after in zip(first, second, strict=False):
         assert after.result.ok == before.result.ok
         assert after.result.metadata.tokens == before.result.metadata.tokens
+        assert after.result.metadata.cost_usd == before.result.metadata.cost_usd
+        assert after.result.metadata.cache_savings_usd == before.result.metadata.cache_savings_usd
         assert after.result.metadata.attempts == before.result.metadata.attempts
         assert after.result.metadata.messages == []
         if before.result.ok:

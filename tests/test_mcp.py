@@ -75,10 +75,10 @@ def test_mcp_toolset_alone_must_still_be_in_a_list() -> None:
         define_agent(name="a", model="m", output=OutputTool(Triage), helpers=MCPToolset.stdio("x"))  # type: ignore[arg-type]
 
 
-def test_mcp_protocol_note_mentions_other_tools_for_a_toolset_alone() -> None:
-    """With only a toolset, the protocol note still tells the model to call the other tools first."""
-    assert "Call the other tools first" in protocol_note(triage_agent(helpers=[MCPToolset.stdio("x")]))
-    assert "Call the other tools first" not in protocol_note(triage_agent())
+def test_mcp_protocol_note_states_the_budget_for_a_toolset_alone() -> None:
+    """With only a toolset, the protocol note states the iteration budget: the toolset's calls can use it up."""
+    assert "You have at most" in protocol_note(triage_agent(helpers=[MCPToolset.stdio("x")]))
+    assert "You have at most" not in protocol_note(triage_agent())
 
 
 def _listing(name: str, **more: Any) -> dict[str, Any]:

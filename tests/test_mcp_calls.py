@@ -34,6 +34,7 @@ from typedagent import (
     execute_agent,
     tool,
 )
+from typedagent._run.caching import estimated_tokens
 from typedagent.testing import FunctionClient, MessagesRequest, ScriptedClient, output_call, response, tool_call
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -474,3 +475,28 @@ async def test_mcp_tools_requiring_approval_pause_and_resume(server: HttpDemo) -
     assert inline.ok, inline
     assert [call.name for call in asked] == ["echo"]
     assert _tool_results(inline)[0] == {"type": "tool_result", "tool_use_id": "toolu_01_001", "content": "rm -rf"}
+
+
+async def test_a_toolset_s_tools_count_toward_the_cached_static_prefix() -> None:
+    """Own tools + system prompt below Sonnet's minimum, the toolset's tools above it: the prefix is marked."""
+    probe = ScriptedClient([output_call(GOOD)])
+    assert (await execute_agent(triage_agent(helpers=[stdio_demo()]), "hi", client=probe)).ok
+    sent = probe.requests[0]
+    names = {definition["name"] for definition in triage_agent().tool_params()}
+    own = [definition for definition in sent["tools"] if definition["name"] in names]
+    assert len(own) < len(sent["tools"])
+    shortfall = 1024 - estimated_tokens(own, sent["system"])
+    extra = shortfall * 3.5 - 200  # instructions that leave the agent's own prefix under the minimum
+    instructions = "Triage the ticket. " + "x" * int(extra)
+    assert (
+        estimated_tokens(own, instructions + sent["system"])
+        < 1024
+        <= estimated_tokens(sent["tools"], instructions + sent["system"])
+    )
+    client = ScriptedClient([output_call(GOOD)])
+    agent = triage_agent(instructions=instructions, helpers=[stdio_demo()])
+    assert (await execute_agent(agent, "hi", client=client)).ok
+    system = client.requests[0]["system"]
+    assert isinstance(system, list)
+    assert system[-1]["cache_control"] == {"type": "ephemeral"}
+    assert estimated_tokens(own, system[-1]["text"]) < 1024  # the agent's own tools would not have been marked

@@ -95,16 +95,15 @@ def test_output_wraps_a_schema_that_is_not_an_object() -> None:
         "$defs": {
             "Item": {
                 "properties": {
-                    "name": {"title": "Name", "type": "string"},
-                    "qty": {"minimum": 1, "title": "Qty", "type": "integer"},
+                    "name": {"type": "string"},
+                    "qty": {"minimum": 1, "type": "integer"},
                 },
                 "required": ["name", "qty"],
-                "title": "Item",
                 "type": "object",
             }
         },
         "additionalProperties": False,
-        "properties": {"value": {"items": {"$ref": "#/$defs/Item"}, "title": "Value", "type": "array"}},
+        "properties": {"value": {"items": {"$ref": "#/$defs/Item"}, "type": "array"}},
         "required": ["value"],
         "type": "object",
     }

@@ -326,3 +326,34 @@ async def test_paused_state_repeated_call_ids_are_damage() -> None:
     data["conversation"][-1]["content"][1]["id"] = data["batch"][0]["id"]
     with pytest.raises(ValueError, match="does not end with the tool calls it says are waiting"):
         PausedState.from_json(json.dumps(data))
+
+
+async def test_paused_state_keeps_the_cache_counts_and_savings() -> None:
+    """Prompt-cache figures survive a pause: the resumed result's tokens and savings equal an inline run's."""
+    cached = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_creation_input_tokens": 300,
+        "cache_read_input_tokens": 2_000,
+        "cache_creation": {"ephemeral_1h_input_tokens": 300, "ephemeral_5m_input_tokens": 0},
+    }
+    script = [
+        response(tool_call("look", {"query": "disk"}), tool_call("delete", {"path": "/a"}), usage=cached),
+        output_call(GOOD),
+    ]
+    paused = await execute_agent(_agent(), "Ticket: disk full", client=ScriptedClient(script), pausable=True)
+    assert isinstance(paused, ExecutePaused)
+    state = PausedState.from_json(paused.state.to_json())
+    resumed = await execute_agent(
+        _agent(), resume=state, decisions={paused.pending[0].id: Approve()}, client=ScriptedClient(script[1:])
+    )
+    inline = await execute_agent(
+        _agent(), "Ticket: disk full", client=ScriptedClient(script), approve=lambda c: Approve()
+    )
+    assert resumed.ok
+    assert inline.ok
+    assert resumed.metadata.tokens.cache_creation_1h_input_tokens == 300
+    assert resumed.metadata.tokens == inline.metadata.tokens
+    assert inline.metadata.cache_savings_usd is not None
+    assert inline.metadata.cache_savings_usd > 0
+    assert resumed.metadata.cache_savings_usd == pytest.approx(inline.metadata.cache_savings_usd)

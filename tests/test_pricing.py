@@ -10,7 +10,7 @@ import anthropic.types
 import pytest
 
 from typedagent import AgentDefinitionError, ModelPrice, TokenUsage, price_for, register_price
-from typedagent._api.pricing import BILLED, BUILT_IN, response_cost
+from typedagent._api.pricing import BILLED, BUILT_IN, priced_usage, response_cost
 from typedagent._shared.usage import split_usage
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -69,10 +69,58 @@ def test_pricing_cost_of_a_response() -> None:
     assert [counter for counter, _, _ in BILLED] == [
         "input_tokens",
         "output_tokens",
-        "cache_creation_input_tokens",
+        "cache_creation_5m_input_tokens",
+        "cache_creation_1h_input_tokens",
         "cache_read_input_tokens",
         "web_search_requests",
     ]
+
+
+def test_pricing_one_hour_cache_writes_cost_twice_the_input() -> None:
+    """1-hour writes (usage.cache_creation) cost 2x input by default, 5-minute ones the cache_write rate."""
+    price = ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30)
+    assert price.cache_write_1h == 6
+    assert ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30, cache_write_1h=5).cache_write_1h == 5
+    for model in ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8"):
+        built_in = price_for(model)
+        assert built_in is not None
+        assert built_in.cache_write_1h == built_in.input * 2
+        assert built_in.cache_write == built_in.input * 1.25
+    raw = {
+        "input_tokens": 100,
+        "output_tokens": 10,
+        "cache_creation_input_tokens": 3_000,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1_000, "ephemeral_1h_input_tokens": 2_000},
+    }
+    expected = (100 * 3 + 10 * 15 + 1_000 * 3.75 + 2_000 * 6) / 1e6
+    assert response_cost(raw, price) == pytest.approx(expected)
+    assert response_cost(anthropic.types.Usage.model_validate(raw), price) == pytest.approx(expected)
+    # Without the split (older responses, streamed deltas), every write is priced as a 5-minute one.
+    unsplit = {key: value for key, value in raw.items() if key != "cache_creation"}
+    assert response_cost(unsplit, price) == pytest.approx((100 * 3 + 10 * 15 + 3_000 * 3.75) / 1e6)
+
+
+def test_pricing_cache_savings_compare_with_the_input_price() -> None:
+    """Savings: reads at (input - read) minus writes at (write - input), per TTL, at the response's own band."""
+    price = ModelPrice(input=3, output=15, cache_write=3.75, cache_read=0.30)
+    usage = {
+        "input_tokens": 50,
+        "output_tokens": 10,
+        "cache_creation_input_tokens": 300,
+        "cache_read_input_tokens": 10_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 200},
+    }
+    priced = priced_usage(usage, price)
+    assert priced.cache_savings_usd == pytest.approx((10_000 * 2.70 - 100 * 0.75 - 200 * 3) / 1e6)
+    # Caching off would have billed every prompt token as input: cost + savings is that price.
+    uncached = price.cost_usd(TokenUsage(input_tokens=50 + 300 + 10_000, output_tokens=10))
+    assert priced.cost_usd + priced.cache_savings_usd == pytest.approx(uncached)
+    cold = priced_usage({"input_tokens": 5, "output_tokens": 1, "cache_creation_input_tokens": 2_000}, price)
+    assert cold.cache_savings_usd == pytest.approx(-2_000 * 0.75 / 1e6)
+    assert priced_usage(usage, None).cache_savings_usd == 0
+    batch = priced_usage({**usage, "service_tier": "batch"}, price)
+    assert batch.cache_savings_usd == pytest.approx(priced.cache_savings_usd / 2)
 
 
 def test_pricing_web_searches_are_billed_per_thousand() -> None:
@@ -175,6 +223,7 @@ def test_pricing_cost_prices_every_billed_counter_at_its_rate() -> None:
         input_tokens=1_001,
         output_tokens=2_003,
         cache_creation_input_tokens=3_007,
+        cache_creation_1h_input_tokens=1_009,
         cache_read_input_tokens=4_013,
         web_search_requests=5,
         web_fetch_requests=7,

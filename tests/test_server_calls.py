@@ -184,9 +184,10 @@ async def test_cli_progress_shows_each_web_search() -> None:
         "· by the API",
         '    ✓ final_output {"severity": 2, "summary": "VPN drops hourly"} → Output accepted. · T',
     ]
-    assert shown[-2:] == [
+    assert shown[-3:] == [
         "  1 attempt · 1 iteration · 2 tool calls (web_search, final_output) · T",
         "  15 tokens (input 10 · output 5 · cache write 0 · cache read 0) · 1 web search",
+        "  est. cost $0.0101",  # $10 per thousand searches, plus 105 millionths of a dollar of tokens
     ]
 
 

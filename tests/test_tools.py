@@ -52,7 +52,7 @@ def test_tool_forms_and_callable() -> None:
     assert customer.name == "customer"
     assert customer.description == "Find a customer by id."
     assert customer.takes_ctx
-    assert customer.input_schema["properties"] == {"customer_id": {"title": "Customer Id", "type": "string"}}
+    assert customer.input_schema["properties"] == {"customer_id": {"type": "string"}}
     assert search.name == "kb"
     assert search.description == "Search the knowledge base."
     assert search("vpn") == ["vpn"]
@@ -260,7 +260,7 @@ async def test_tool_method_binds_to_its_instance() -> None:
         "name": "author",
         "description": "Find a book's author.",
         "input_schema": {
-            "properties": {"title": {"description": "The book's title.", "title": "Title", "type": "string"}},
+            "properties": {"title": {"description": "The book's title.", "type": "string"}},
             "required": ["title"],
             "type": "object",
         },
@@ -317,9 +317,9 @@ async def test_tool_parameters_named_like_model_attributes() -> None:
 
     assert convert.input_schema == {
         "properties": {
-            "json": {"title": "Json", "type": "string"},
-            "schema": {"default": "v1", "title": "Schema", "type": "string"},
-            "model_dump": {"default": 0, "title": "Model Dump", "type": "integer"},
+            "json": {"type": "string"},
+            "schema": {"default": "v1", "type": "string"},
+            "model_dump": {"default": 0, "type": "integer"},
         },
         "required": ["json"],
         "type": "object",

@@ -51,6 +51,40 @@ def test_server_tool_requests_are_read_and_summed() -> None:
     assert total.total == total.input_tokens + total.output_tokens  # requests are not tokens
 
 
+def test_cache_writes_are_split_by_ttl() -> None:
+    """usage.cache_creation gives the 1-hour writes among cache_creation_input_tokens; iterations add theirs."""
+    raw = {
+        "input_tokens": 5,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 248,
+        "cache_creation": {"ephemeral_5m_input_tokens": 148, "ephemeral_1h_input_tokens": 100},
+        "iterations": [
+            {
+                "type": "compaction",
+                "input_tokens": 1,
+                "output_tokens": 1,
+                "cache_creation_input_tokens": 30,
+                "cache_creation": {"ephemeral_5m_input_tokens": 10, "ephemeral_1h_input_tokens": 20},
+            }
+        ],
+    }
+    counted = TokenUsage.from_usage(raw)  # type: ignore[arg-type]
+    assert (counted.cache_creation_input_tokens, counted.cache_creation_1h_input_tokens) == (278, 120)
+    assert counted.cache_creation_5m_input_tokens == 158
+    assert TokenUsage.from_usage(anthropic.types.Usage.model_validate(raw)).cache_creation_1h_input_tokens == 120
+    # The split alone stands for the total; a 1-hour count above the total is cut to it.
+    only_split = {"input_tokens": 1, "output_tokens": 1, "cache_creation": {"ephemeral_5m_input_tokens": 3}}
+    assert TokenUsage.from_usage(only_split).cache_creation_input_tokens == 3  # type: ignore[arg-type]
+    broken = {
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 4,
+        "cache_creation": {"ephemeral_1h_input_tokens": 9, "ephemeral_5m_input_tokens": -2},
+    }
+    assert TokenUsage.from_usage(broken).cache_creation_1h_input_tokens == 4  # type: ignore[arg-type]
+    assert (counted + counted).cache_creation_1h_input_tokens == 240
+
+
 def test_malformed_iterations_count_nothing() -> None:
     """Iterations that are not a list, entries without counters or with negative ones add nothing."""
     assert TokenUsage.from_usage({"input_tokens": 5, "output_tokens": 1, "iterations": "x"}) == TokenUsage(  # type: ignore[arg-type]

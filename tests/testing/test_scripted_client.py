@@ -47,7 +47,7 @@ async def test_scripted_client_records_every_request() -> None:
     assert len(client.requests) == 2
     first, second = client.requests
     assert first["model"] == "claude-haiku-4-5"
-    assert first["system"].startswith("Answer geography questions.\n\n## How to answer\n")
+    assert first["system"].startswith("Answer geography questions.\n\nCalling `answer` hands over")
     assert [tool["name"] for tool in first["tools"]] == ["lookup", "answer"]
     assert first["tool_choice"] == {"type": "any"}
     assert first["messages"] == [{"role": "user", "content": PROMPT}]

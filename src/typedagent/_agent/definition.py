@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mappi
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, overload
 
 from typing_extensions import TypeVar
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from .server_tool_checks import ServerTool
 
-__all__ = ["AgentDefinition", "Instructions", "ValidationConfig", "Validator", "define_agent"]
+__all__ = ["AgentDefinition", "Instructions", "PromptCaching", "ValidationConfig", "Validator", "define_agent"]
 
 OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT", default=None)
@@ -43,6 +43,10 @@ replaces it by returning a value of the output type; may take the run context.""
 
 Instructions: TypeAlias = str | Callable[[RunContext[DepsT]], str]
 """The system prompt, fixed or built from the run context."""
+
+PromptCaching: TypeAlias = bool | Literal["5m", "1h"]
+"""``define_agent(prompt_caching=...)``: ``False`` (off), ``True`` (the default: 5-minute cache entries; ``"5m"``
+says the same) or ``"1h"`` (the tools and system prompt kept an hour, at twice the input price to write)."""
 
 
 @subscriptable
@@ -78,8 +82,10 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     read-only copy (mappings are read-only views, lists are tuples)."""
     deps_type: type[DepsT] | None
     """Type of the run-time dependencies, or None."""
-    prompt_caching: bool
-    """Send top-level ``cache_control`` so the prompt prefix is cached."""
+    prompt_caching: PromptCaching
+    """Prompt caching: ``False`` (off), ``True`` or ``"5m"`` (tools and system prompt cached for every run of the
+    agent, the conversation for each next call, 5-minute entries), or ``"1h"`` (tools and system prompt in 1-hour
+    entries). See docs/caching.md."""
     max_tool_result_chars: int
     """Tool results longer than this are cut, with a visible marker."""
     _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
@@ -173,7 +179,7 @@ def define_agent(
     max_tokens: int = 4096,
     model_settings: ModelSettings | None = None,
     deps_type: None = None,
-    prompt_caching: bool = True,
+    prompt_caching: PromptCaching = True,
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
 ) -> AgentDefinition[OutputT, None]: ...
@@ -190,7 +196,7 @@ def define_agent(
     max_tokens: int = 4096,
     model_settings: ModelSettings | None = None,
     deps_type: type[DepsT],
-    prompt_caching: bool = True,
+    prompt_caching: PromptCaching = True,
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
 ) -> AgentDefinition[OutputT, DepsT]: ...
@@ -206,7 +212,7 @@ def define_agent(
     max_tokens: int = 4096,
     model_settings: ModelSettings | None = None,
     deps_type: type[Any] | None = None,
-    prompt_caching: bool = True,
+    prompt_caching: PromptCaching = True,
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
 ) -> AgentDefinition[OutputT, Any]:
@@ -226,7 +232,9 @@ def define_agent(
         model_settings: Extra Messages API parameters (thinking, metadata, …), keys and values checked against
             the SDK's.
         deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
-        prompt_caching: Send top-level ``cache_control`` (on by default).
+        prompt_caching: ``True`` (the default) caches the tools and system prompt for every run of the agent and
+            the conversation for each next call, in 5-minute entries; ``"1h"`` keeps the tools and system prompt an
+            hour (a write costs 2x the input price instead of 1.25x); ``False`` turns caching off.
         max_tool_result_chars: Cap on each tool result's length.
         server_tools: Tools the API runs itself: ``typedagent.server_tools`` or ``{"type": ..., "name": ...}`` dicts.
 
@@ -237,6 +245,7 @@ def define_agent(
         AgentDefinitionError: anything invalid, with a message that says how to fix it.
     """
     _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
+    _check_caching(prompt_caching)
     _check_containers(helpers, validators, validation, model_settings)
     by_name, toolsets, servers = agent_tools(helpers, output, server_tools)
     return AgentDefinition(
@@ -293,6 +302,14 @@ def _check_fields(
     for label, value in (("max_tokens", max_tokens), ("max_tool_result_chars", max_tool_result_chars)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise AgentDefinitionError(f"define_agent({label}=...) must be an int >= 1, got {value!r}.")
+
+
+def _check_caching(prompt_caching: object) -> None:
+    if not (isinstance(prompt_caching, bool) or prompt_caching in ("5m", "1h")):
+        raise AgentDefinitionError(
+            f"define_agent(prompt_caching=...) must be True, False, '5m' or '1h', got {prompt_caching!r}: True "
+            "caches for 5 minutes, '1h' keeps the tools and system prompt cached for an hour."
+        )
 
 
 def _check_containers(helpers: object, validators: object, validation: object, model_settings: object) -> None:

@@ -16,6 +16,7 @@ from .._shared.errors import AgentDefinitionError
 from .._shared.frozen import freeze
 from .._shared.generics import subscriptable
 from .calling import check_tool_name
+from .json_schema import LeanJsonSchema
 from .strict_schema import strict_schema
 
 if TYPE_CHECKING:
@@ -38,7 +39,18 @@ SUBMIT_TOOL_NAME: Final = "submit"
 SUBMIT_TOOL_DESCRIPTION: Final = (
     "Submit your final output for validation. Call this when you are satisfied with your output."
 )
-DEFAULT_OUTPUT_DESCRIPTION: Final = "Hand over the final output. Its input is the result of the task."
+
+
+class _DefaultDescription(str):
+    """The description ``OutputTool`` starts from when none is passed (a ``str`` a caller cannot pass by accident)."""
+
+    __slots__ = ()
+
+
+DEFAULT_OUTPUT_DESCRIPTION: Final[str] = _DefaultDescription(
+    "Hand over the final output. Its input is the result of the task."
+)
+"""The output tool's description when none is passed and the output type has no docstring."""
 WRAPPER_KEY: Final = "value"
 """The one property of the tool input that holds an output whose JSON schema is not an object."""
 
@@ -79,7 +91,9 @@ class OutputTool(Generic[OutputT]):
             be forced. ``"prompted"``: the output is JSON read from the response's text (fenced, or with prose
             around it), its schema given in the system prompt; for platforms or models without structured outputs.
         name: Tool name the model calls to hand over its output (``"tool"`` mode).
-        description: Tool description the model reads (``"tool"`` mode).
+        description: Tool description the model reads (``"tool"`` mode). By default the output type's docstring
+            (which then leaves the input schema, where pydantic put it: the model reads it once), else a generic
+            sentence.
         reflection_handler: Turns on reflection mode: each output (an output call, or in ``"native"`` and
             ``"prompted"`` modes a JSON answer) is parsed and this handler's text (a preview of the candidate) goes
             back to the model, which refines by handing over another output and finishes by calling ``submit``.
@@ -120,10 +134,15 @@ class OutputTool(Generic[OutputT]):
             wrapper = pydantic.create_model(
                 "OutputInput", __config__=pydantic.ConfigDict(extra="forbid"), value=(cast("Any", self.schema), ...)
             )
-            schema = wrapper.model_json_schema()
+            schema = wrapper.model_json_schema(schema_generator=LeanJsonSchema)
         schema.pop("title", None)
         if self.reflection_handler is not None:
             self._check_reflection_handler(self.reflection_handler)
+        object.__setattr__(self, "_input_schema", copy.deepcopy(schema))
+        if isinstance(self.description, _DefaultDescription):
+            docstring = schema.pop("description", None) if wrapper is None else None
+            resolved = docstring if isinstance(docstring, str) and docstring else str(self.description)
+            object.__setattr__(self, "description", resolved)
         param: dict[str, Any] = {"name": self.name, "description": self.description, "input_schema": schema}
         if self.strict:
             subject = f"OutputTool {self.name!r} (strict=True): {self.type_name}"
@@ -138,7 +157,6 @@ class OutputTool(Generic[OutputT]):
         object.__setattr__(self, "_format", None if output_format is None else freeze(output_format))
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "_wrapper", wrapper)
-        object.__setattr__(self, "_input_schema", copy.deepcopy(schema))
         object.__setattr__(self, "_param", cast("ToolParam", param))
 
     def _check_mode(self) -> None:
@@ -168,7 +186,7 @@ class OutputTool(Generic[OutputT]):
             )
         try:
             adapter = pydantic.TypeAdapter(self.schema)
-            return adapter, adapter.json_schema()
+            return adapter, adapter.json_schema(schema_generator=LeanJsonSchema)
         except Exception as exc:
             raise AgentDefinitionError(
                 f"OutputTool {self.name!r}: {self.type_name} cannot produce a JSON schema, so the model cannot be "

@@ -52,7 +52,7 @@ def build_input_model(
         field = field_name(param.name, names.values(), len(names))
         alias = param.name if field != param.name else None
         description = param_docs.get(param.name)
-        fields[field] = (annotation, pydantic.Field(default, alias=alias, title=_title(alias), description=description))
+        fields[field] = (annotation, pydantic.Field(default, alias=alias, description=description))
         names[param.name] = field
     try:
         model = pydantic.create_model(f"{name}_input", **fields)
@@ -88,11 +88,6 @@ def field_name(param: str, taken: Iterable[str], index: int) -> str:
     while field in set(taken):
         field += "_"
     return field
-
-
-def _title(alias: str | None) -> str | None:
-    # pydantic titles a field after its own name; an aliased one keeps the title its parameter would have.
-    return alias.title().replace("_", " ").strip() if alias is not None else None
 
 
 def unschemable(hints: Mapping[str, Any], names: Mapping[str, str], exc: Exception) -> str:

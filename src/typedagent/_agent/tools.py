@@ -23,6 +23,7 @@ from .calling import (
     format_validation_errors,
 )
 from .context import RunContext
+from .json_schema import LeanJsonSchema
 from .signature import build_input_model, method_owner, parse_docstring
 from .tool_definitions import check_definition, strict_param
 
@@ -180,8 +181,7 @@ class Tool(Generic[DepsT_contra, P, R]):
         summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
         owner = method_owner(fn)
         takes_ctx, fields, model = build_input_model(fn, tool_name, param_docs, skip_self=owner is not None)
-        schema = model.model_json_schema()
-        schema.pop("title", None)
+        schema = model.model_json_schema(schema_generator=LeanJsonSchema)
         self.__dict__.update(
             _fn=fn,
             _name=tool_name,

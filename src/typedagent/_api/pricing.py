@@ -12,8 +12,9 @@ the ``anthropic`` SDK's ``Model`` literal names (checked 2026-11-24):
   v1.9.2, github.com/TheKrush/PromptFuel v1.0.23, github.com/archid21/rightsize v0.10.2); Mythos models
   are priced like the Fable model of the same version, as every earlier pair is.
 
-Claude Mythos Preview has no published price and is left out. Cache writes are priced at the 5-minute rate:
-the ``cache_control`` typedagent sends is the default, 5-minute, ephemeral cache.
+Claude Mythos Preview has no published price and is left out. Cache writes are priced by their TTL, as the API
+reports them (``usage.cache_creation``): 5-minute writes at 1.25 times the input price, 1-hour writes at twice it
+(https://platform.claude.com/docs/en/build-with-claude/prompt-caching#pricing).
 """
 
 from __future__ import annotations
@@ -22,19 +23,21 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Final, NamedTuple, cast
 
 from .._shared.errors import AgentDefinitionError
 from .._shared.numbers import is_finite_number
 from .._shared.results import TokenUsage
 from .._shared.usage import split_usage
 
-__all__ = ["ModelPrice", "price_for", "register_price"]
+__all__ = ["ModelPrice", "Priced", "price_for", "register_price"]
 
 PER_MILLION: Final = 1_000_000
 PER_THOUSAND: Final = 1_000
 BATCH_DISCOUNT: Final = 0.5
 """What the Message Batches API charges for tokens, as a share of the standard rates."""
+ONE_HOUR_WRITE_FACTOR: Final = 2.0
+"""What a 1-hour cache write costs, as a multiple of the input price (every current model)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,6 +56,9 @@ class ModelPrice:
     """Input tokens written to the prompt cache (5-minute writes)."""
     cache_read: float
     """Input tokens read from the prompt cache."""
+    cache_write_1h: float | None = None
+    """Input tokens written to the 1-hour prompt cache; None (the default) means twice ``input``, as the API prices
+    every current model. Always a number once the price is made."""
     long_prompt: ModelPrice | None = None
     """The prices of a response whose prompt is longer than ``long_prompt_threshold`` tokens, if the model
     has such a band: they then apply to every token of that response, output included."""
@@ -63,7 +69,9 @@ class ModelPrice:
     their results' tokens are billed as input like any other."""
 
     def __post_init__(self) -> None:
-        for name in ("input", "output", "cache_write", "cache_read", "web_search"):
+        if self.cache_write_1h is None and is_finite_number(self.input):
+            object.__setattr__(self, "cache_write_1h", self.input * ONE_HOUR_WRITE_FACTOR)
+        for name in ("input", "output", "cache_write", "cache_read", "cache_write_1h", "web_search"):
             value = getattr(self, name)
             if not (is_finite_number(value) and value >= 0):
                 raise AgentDefinitionError(
@@ -79,24 +87,45 @@ class ModelPrice:
 
         Priced response by response: a prompt-length band applies to the response whose prompt passed it.
         """
-        rates = self
-        if self.long_prompt is not None and self.long_prompt_threshold is not None:
-            prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
-            if prompt > self.long_prompt_threshold:
-                rates = self.long_prompt
+        rates = self._band(usage)
+        one_hour = usage.cache_creation_1h_input_tokens
         # Written out (BILLED lists the same terms): this runs after every response.
         return (
             usage.input_tokens * rates.input
             + usage.output_tokens * rates.output
-            + usage.cache_creation_input_tokens * rates.cache_write
+            + (usage.cache_creation_input_tokens - one_hour) * rates.cache_write
+            + one_hour * cast("float", rates.cache_write_1h)
             + usage.cache_read_input_tokens * rates.cache_read
         ) / PER_MILLION + usage.web_search_requests * rates.web_search / PER_THOUSAND
+
+    def _savings_usd(self, usage: TokenUsage) -> float:
+        """What the prompt cache saved on one response's usage, in US dollars.
+
+        Its cache reads at the input price less their read price, minus what its cache writes cost above the input
+        price (negative when the writes cost more than the reads saved, as on a first call nothing reads back).
+        """
+        rates = self._band(usage)
+        one_hour = usage.cache_creation_1h_input_tokens
+        return (
+            usage.cache_read_input_tokens * (rates.input - rates.cache_read)
+            - (usage.cache_creation_input_tokens - one_hour) * (rates.cache_write - rates.input)
+            - one_hour * (cast("float", rates.cache_write_1h) - rates.input)
+        ) / PER_MILLION
+
+    def _band(self, usage: TokenUsage) -> ModelPrice:
+        """The rates of a response: the long-prompt ones when its prompt passed the threshold, else these."""
+        if self.long_prompt is not None and self.long_prompt_threshold is not None:
+            prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+            if prompt > self.long_prompt_threshold:
+                return self.long_prompt
+        return self
 
 
 BILLED: Final = (
     ("input_tokens", "input", PER_MILLION),
     ("output_tokens", "output", PER_MILLION),
-    ("cache_creation_input_tokens", "cache_write", PER_MILLION),
+    ("cache_creation_5m_input_tokens", "cache_write", PER_MILLION),
+    ("cache_creation_1h_input_tokens", "cache_write_1h", PER_MILLION),
     ("cache_read_input_tokens", "cache_read", PER_MILLION),
     ("web_search_requests", "web_search", PER_THOUSAND),
 )
@@ -104,13 +133,23 @@ BILLED: Final = (
 buys. A counter billed per use (a web search) is one more row, with a price field per use and a unit of 1."""
 
 
+class Priced(NamedTuple):
+    """One response's usage as counts, its price and what the prompt cache saved on it (US dollars)."""
+
+    usage: TokenUsage
+    cost_usd: float
+    """0 without a price."""
+    cache_savings_usd: float
+    """What its cache reads saved, less what its cache writes cost above the input price; 0 without a price."""
+
+
 def response_cost(usage: object, price: ModelPrice) -> float:
     """The price of one response's usage (its raw ``usage``), in US dollars (see ``priced_usage``)."""
-    return priced_usage(usage, price)[1]
+    return priced_usage(usage, price).cost_usd
 
 
-def priced_usage(usage: object, price: ModelPrice | None) -> tuple[TokenUsage, float]:
-    """One response's usage (its raw ``usage``) as counts, and its price in US dollars (0 without a price).
+def priced_usage(usage: object, price: ModelPrice | None) -> Priced:
+    """One response's usage (its raw ``usage``) as counts, its price in US dollars and the cache's savings.
 
     Read once: the counts include each separate inference the API reports only in ``usage.iterations`` (an
     advisor consultation, a compaction). The response's own counters and server tool requests are priced at
@@ -119,22 +158,23 @@ def priced_usage(usage: object, price: ModelPrice | None) -> tuple[TokenUsage, f
     those token rates.
     """
     if usage is None:
-        return TokenUsage(), 0.0
+        return Priced(TokenUsage(), 0.0, 0.0)
     top, separate = split_usage(usage)
     own = TokenUsage(**top)
     if not separate and price is not None and _service_tier(usage) != "batch":
-        return own, price.cost_usd(own)
+        return Priced(own, price.cost_usd(own), price._savings_usd(own))
     total = own
     for _model, counts in separate:
         total += TokenUsage(**counts)
     if price is None:
-        return total, 0.0
+        return Priced(total, 0.0, 0.0)
     batch = _service_tier(usage) == "batch"
-    cost = _tier(price, batch).cost_usd(own)
+    parts = [(_tier(price, batch), own)]
     for model, counts in separate:
         rates = (price_for(model) if model is not None else None) or price
-        cost += _tier(rates, batch).cost_usd(TokenUsage(**counts))
-    return total, cost
+        parts.append((_tier(rates, batch), TokenUsage(**counts)))
+    cost = sum(rates.cost_usd(part) for rates, part in parts)
+    return Priced(total, cost, sum(rates._savings_usd(part) for rates, part in parts))
 
 
 def _service_tier(usage: object) -> object:
@@ -156,12 +196,13 @@ def _tier(price: ModelPrice, batch: bool) -> ModelPrice:
         output=price.output * BATCH_DISCOUNT,
         cache_write=price.cache_write * BATCH_DISCOUNT,
         cache_read=price.cache_read * BATCH_DISCOUNT,
+        cache_write_1h=cast("float", price.cache_write_1h) * BATCH_DISCOUNT,
         long_prompt=None if price.long_prompt is None else _tier(price.long_prompt, batch),
     )
 
 
 def _price(input: float, output: float, cache_read: float) -> ModelPrice:
-    """A price whose 5-minute cache writes cost 1.25 times the input, as every current model's do."""
+    """A price whose 5-minute cache writes cost 1.25 times the input (and 1-hour ones twice), as every model's do."""
     return ModelPrice(input=input, output=output, cache_write=input * 1.25, cache_read=cache_read)
 
 

@@ -100,13 +100,15 @@ def to_json(value: object) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """The figures shown after a run: attempts, iterations, tool calls, tokens, time."""
+    """The figures shown after a run: attempts, iterations, tool calls, tokens, time, estimated cost."""
 
     attempts: int
     iterations: int
     tool_calls: Counter[str]
     tokens: TokenUsage
     latency_ms: float
+    cost_usd: float | None = None
+    cache_savings_usd: float | None = None
 
     @classmethod
     def of(cls, metadata: ExecutionMetadata) -> Summary:
@@ -116,7 +118,15 @@ class Summary:
             content = message["content"]
             if message["role"] == "assistant" and not isinstance(content, str):
                 calls.update(block["name"] for block in content if block["type"] in _CALL_BLOCKS)
-        return cls(len(metadata.attempts), metadata.iterations, calls, metadata.tokens, metadata.latency_ms)
+        return cls(
+            len(metadata.attempts),
+            metadata.iterations,
+            calls,
+            metadata.tokens,
+            metadata.latency_ms,
+            metadata.cost_usd,
+            metadata.cache_savings_usd,
+        )
 
     def counts(self) -> str:
         """``1 attempt · 5 iterations · 6 tool calls (search_kb, read_article x2, …) · 12 ms``."""
@@ -143,6 +153,19 @@ class Summary:
             f"cache write {t.cache_creation_input_tokens:,} · cache read {t.cache_read_input_tokens:,}){requests}"
         )
 
+    def cost_line(self) -> str | None:
+        """``est. cost $0.0123 · prompt cache saved $0.0045``; None when the model has no known price.
+
+        The cache's effect is left out when nothing was read from or written to the cache.
+        """
+        if self.cost_usd is None:
+            return None
+        if not (self.tokens.cache_read_input_tokens or self.tokens.cache_creation_input_tokens):
+            return f"est. cost {_usd(self.cost_usd)}"
+        saved = self.cache_savings_usd or 0.0
+        effect = f"prompt cache saved {_usd(saved)}" if saved >= 0 else f"prompt cache cost {_usd(-saved)} more"
+        return f"est. cost {_usd(self.cost_usd)} · {effect}"
+
     def as_json(self) -> dict[str, Any]:
         """The same figures for ``--json-events``."""
         return {
@@ -151,6 +174,8 @@ class Summary:
             "tool_calls": dict(self.tool_calls),
             "tokens": to_json(self.tokens),
             "latency_ms": round(self.latency_ms, 3),
+            "cost_usd": self.cost_usd,
+            "cache_savings_usd": self.cache_savings_usd,
         }
 
 
@@ -348,6 +373,9 @@ class Progress:
             )
         self.lines.line(("  ", ""), (summary.counts(), "dim"))
         self.lines.line(("  ", ""), (summary.token_line(), "dim"))
+        cost = summary.cost_line()
+        if cost is not None:
+            self.lines.line(("  ", ""), (cost, "dim"))
         for failed in result.metadata.callback_errors:
             self.lines.line(
                 ("  callback error: ", "yellow"), f"{failed.callback}: {failed.error_type}: {failed.message}"
@@ -369,3 +397,8 @@ def _duration(ms: float) -> str:
 def _clip(text: str, width: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else f"{line[: width - 1]}…"
+
+
+def _usd(amount: float) -> str:
+    """Dollars, with four decimals below a dollar (cents would hide what a small run costs)."""
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"

@@ -60,6 +60,7 @@ def record_line(
         "error": error,
         "tokens": dataclasses.asdict(meta.tokens),
         "cost_usd": meta.cost_usd,
+        "cache_savings_usd": meta.cache_savings_usd,
         "tool_calls": meta.tool_calls,
         "agent": agent.name,
         "model": meta.model,
@@ -142,6 +143,7 @@ def _metadata_of(record: Mapping[str, Any], messages: list[Any]) -> ExecutionMet
         callback_errors=tuple(CallbackError(**error) for error in record["callback_errors"]),
         messages=messages,
         cost_usd=record.get("cost_usd"),
+        cache_savings_usd=record.get("cache_savings_usd"),
         tool_calls=record.get("tool_calls", 0),
         pauses=record.get("pauses", 0),
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.context import RunContext
-from .._api.pricing import ModelPrice, price_for, priced_usage
+from .._api.pricing import ModelPrice, Priced, price_for, priced_usage
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
 from .._shared.limits import ExecutionLimits, Guard, Interrupted
@@ -65,6 +65,8 @@ class Execution:
     price: ModelPrice | None = field(init=False)
     cost_usd: float = 0.0
     """The estimated cost of the responses so far (0 when the model has no price)."""
+    cache_savings_usd: float = 0.0
+    """What the prompt cache saved on the responses so far (0 when the model has no price)."""
     response_model: str | None = None
     """The model the last response named."""
     observer: ExecutionTap | None = field(init=False)
@@ -110,18 +112,21 @@ class Execution:
             self.attempt.iteration -= 1
             self.iterations -= 1
 
-    def add_usage(self, usage: TokenUsage, cost: float | None = None) -> None:
-        """Add tokens (and their price: ``cost``, or the model's price of ``usage``) to the execution's totals."""
+    def add_usage(self, usage: TokenUsage, priced: Priced | None = None) -> None:
+        """Add tokens (and their price: ``priced``, or the model's price of ``usage``) to the execution's totals."""
         self.tokens += usage
         self.attempt.tokens += usage
-        if self.price is not None:
-            self.cost_usd += self.price.cost_usd(usage) if cost is None else cost
+        price = self.price
+        if price is not None:
+            priced = priced or Priced(usage, price.cost_usd(usage), price._savings_usd(usage))
+            self.cost_usd += priced.cost_usd
+            self.cache_savings_usd += priced.cache_savings_usd
 
     def add_response_usage(self, raw: object) -> TokenUsage:
         """Add a response's own ``usage`` (read once, priced per model that ran each part); return its counts."""
-        usage, cost = priced_usage(raw, self.price)
-        self.add_usage(usage, cost)
-        return usage
+        priced = priced_usage(raw, self.price)
+        self.add_usage(priced.usage, priced)
+        return priced.usage
 
     def answered_by(self, model: object) -> None:
         """Record the model a response named (the one that answered, not the alias requested)."""
@@ -217,6 +222,7 @@ class Execution:
             warnings=tuple(self.warnings),
             messages=cast("list[MessageParam]", self.conversation.messages),
             cost_usd=None if self.price is None else self.cost_usd,
+            cache_savings_usd=None if self.price is None else self.cache_savings_usd,
             tool_calls=self.tool_calls,
             pauses=self.pauses,
         )

@@ -21,6 +21,7 @@ from .._shared.limits import Interrupted
 from .._shared.results import TokenUsage
 from . import failures, feedback
 from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
+from .caching import cached_request, placed
 from .observe import observers
 from .pause import pause
 from .request import build_system_prompt, last_iteration_params, refuses_forcing, request_params
@@ -62,6 +63,7 @@ async def _update_toolbox(execution: Execution, params: dict[str, Any]) -> Faile
         await execution.toolbox.update(params)
     except ToolsetProblem as problem:
         return Failed(_toolset_failure(execution, problem))
+    cached_request(params, execution.agent.prompt_caching)  # the toolsets' tools count toward the cached prefix
     return None
 
 
@@ -133,7 +135,7 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
         if stop is not None:
             return stop
         execution.start_iteration()
-        sent = _params_now(execution, params, limit)
+        sent = placed(_params_now(execution, params, limit), params)
         response = await observers.model_call(
             execution, sent, call_model(execution.client, sent, execution.guard, execution.observer)
         )

@@ -12,6 +12,7 @@ from .._agent.output import SUBMIT_TOOL_NAME
 from .._shared.errors import safe_str
 from .._shared.frozen import fresh_copy, thaw
 from . import feedback
+from .caching import cached_request
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
@@ -35,44 +36,48 @@ PROMPTED_SCHEMA_HEADING = "JSON schema of the result:"
 
 
 def protocol_note(agent: AgentDefinition[Any, Any]) -> str:
-    """A short note telling the model how to hand over its output within the iteration budget."""
-    lines = ["## How to answer", *_handing_over(agent)]
+    """The short note telling the model how its turn ends, and the budget if it binds.
+
+    In ``"tool"`` mode: the tool that hands over the result. In ``"native"`` and ``"prompted"`` modes: a JSON
+    answer in the text that ends the turn (``"prompted"`` adds the schema below a heading). The budget binds when
+    the model's own choices can use it up (helpers, server tools or reflection give it calls to spend) and nothing
+    forces the output on the last iteration. Plain text is ruled out in words only when ``tool_choice`` allows it
+    (extended thinking, where it is ``auto``).
+    """
+    lines = _handing_over(agent)
+    spends = agent.helpers or agent.toolsets or agent.server_tools or agent.reflection_enabled
+    if spends and not agent.validation.force_output_on_last_iteration:
+        lines.append(f"You have at most {agent.validation.max_iterations_per_attempt} responses.")
+    note = " ".join(lines)
     if agent.output.mode == "prompted":
-        lines += ["", PROMPTED_SCHEMA_HEADING, json.dumps(agent.output._input_schema)]
-    return "\n".join(lines)
+        note += f"\n\n{PROMPTED_SCHEMA_HEADING}\n{json.dumps(agent.output._input_schema)}"
+    return note
 
 
 def _handing_over(agent: AgentDefinition[Any, Any]) -> list[str]:
-    """The note's lines on how the output is handed over in the agent's mode: a tool call, or a JSON answer."""
+    """How the output is handed over in the agent's mode: a tool call, or a JSON answer (then ``submit``)."""
     name = agent.output.name
     mode = agent.output.mode
-    if mode == "tool":
+    if mode != "tool":
+        schema = "that matches the JSON schema below " if mode == "prompted" else ""
+        lines = [f"Answer with your result as one JSON object {schema}in the text that ends your turn."]
+        if mode == "prompted":
+            lines.append("Write only the JSON: no text or Markdown fence before or after it.")
+        if agent.reflection_enabled:
+            lines.append(
+                "Each answer shows a preview of your result; answer again to revise. "
+                f"Calling `{SUBMIT_TOOL_NAME}` hands over the last one for validation and ends your turn."
+            )
+        return lines
+    if agent.reflection_enabled:
         lines = [
-            f"Hand over your result by calling the `{name}` tool; its input is the result. Do not answer in plain text."
+            f"Calling `{name}` shows a preview of your result (its input); call it again to revise. "
+            f"Calling `{SUBMIT_TOOL_NAME}` hands over the last one for validation and ends your turn."
         ]
-    elif mode == "native":
-        lines = ["Answer with your result as one JSON object, in the response that ends your turn."]
     else:
-        lines = [
-            "Answer with your result as one JSON object that matches the JSON schema below, in the response that "
-            "ends your turn. Write only the JSON: no text or Markdown fence before or after it."
-        ]
-    if agent.helpers or agent.toolsets:
-        lines.append(f"Call the {'other ' if mode == 'tool' else ''}tools first if you need information.")
-    if agent.reflection_enabled and mode == "tool":
-        lines.append(
-            f"Each `{name}` call shows you a preview of that output. Call `{name}` again to revise it, and call "
-            f"`{SUBMIT_TOOL_NAME}` when you are satisfied: only submitted output is validated."
-        )
-    elif agent.reflection_enabled:
-        lines.append(
-            "Each answer shows you a preview of that output. Send a revised JSON answer to change it, and call "
-            f"`{SUBMIT_TOOL_NAME}` when you are satisfied: only submitted output is validated."
-        )
-    lines.append(
-        f"You have at most {agent.validation.max_iterations_per_attempt} responses to get there; if your output "
-        "is rejected you will be told why and can try again."
-    )
+        lines = [f"Calling `{name}` hands over your result (its input) and ends your turn."]
+    if thinking_on(agent.model_settings):
+        lines.append("Do not answer in plain text.")
     return lines
 
 
@@ -143,9 +148,7 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
     if output_format is not None:
         # Native mode: the format joins what the user set in output_config (its effort, say).
         params["output_config"] = {**(params.get("output_config") or {}), "format": thaw(output_format)}
-    if agent.prompt_caching:
-        params["cache_control"] = {"type": "ephemeral"}
-    return params
+    return cached_request(params, agent.prompt_caching)
 
 
 def _tools(agent: AgentDefinition[Any, Any]) -> dict[str, Any]:

@@ -120,6 +120,7 @@ def restore(execution: Execution, state: PausedState) -> list[Reply]:
     execution.started = time.perf_counter() - data["elapsed_s"]
     execution.tokens = TokenUsage(**totals["tokens"])
     execution.cost_usd = totals["cost_usd"]
+    execution.cache_savings_usd = totals.get("cache_savings_usd", 0.0)
     execution.iterations = totals["iterations"]
     execution.tool_calls = totals["tool_calls"]
     execution.response_model = totals["response_model"]

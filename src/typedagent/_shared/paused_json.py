@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal, NotRequired, cast
 
 import pydantic
 from typing_extensions import TypedDict
@@ -37,6 +37,8 @@ class Usage(TypedDict):
     cache_read_input_tokens: Count
     web_search_requests: Count
     web_fetch_requests: Count
+    cache_creation_1h_input_tokens: NotRequired[Count]
+    """Part of ``cache_creation_input_tokens`` (absent from states written before it was counted)."""
 
 
 class Message(TypedDict):
@@ -93,6 +95,8 @@ class Totals(TypedDict):
 
     tokens: Usage
     cost_usd: Annotated[float, pydantic.Field(ge=0)]
+    cache_savings_usd: NotRequired[float]
+    """What prompt caching saved so far (negative when writes cost more; absent from older states)."""
     iterations: Count
     tool_calls: Count
     response_model: str | None

@@ -9,7 +9,7 @@ from typing_extensions import TypeVar
 
 from .errors import AgentError, AgentErrorCode, AgentExecutionError
 from .generics import subscriptable
-from .usage import COUNTERS, REQUEST_COUNTERS, read_usage
+from .usage import COUNTERS, ONE_HOUR_WRITES, REQUEST_COUNTERS, read_usage
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, Usage
@@ -37,17 +37,28 @@ class TokenUsage:
     output_tokens: int = 0
     """Output tokens (thinking included)."""
     cache_creation_input_tokens: int = 0
-    """Input tokens written to the prompt cache."""
+    """Input tokens written to the prompt cache (to the 5-minute and the 1-hour cache)."""
     cache_read_input_tokens: int = 0
     """Input tokens read from the prompt cache."""
     web_search_requests: int = 0
     """Web searches the API ran for the model (``usage.server_tool_use``; billed per search)."""
     web_fetch_requests: int = 0
     """Web pages the API fetched for the model (``usage.server_tool_use``)."""
+    cache_creation_1h_input_tokens: int = 0
+    """Of ``cache_creation_input_tokens``, those written to the 1-hour cache (``usage.cache_creation``;
+    ``define_agent(prompt_caching="1h")``), which cost more to write than 5-minute ones."""
+
+    @property
+    def cache_creation_5m_input_tokens(self) -> int:
+        """Of ``cache_creation_input_tokens``, those written to the 5-minute cache."""
+        return self.cache_creation_input_tokens - self.cache_creation_1h_input_tokens
 
     @property
     def total(self) -> int:
-        """The four token counters added up (server tool requests are not tokens)."""
+        """The four token counters added up.
+
+        Server tool requests are not tokens; 1-hour cache writes are among ``cache_creation_input_tokens``.
+        """
         return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
@@ -60,6 +71,7 @@ class TokenUsage:
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
             web_search_requests=self.web_search_requests + other.web_search_requests,
             web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
+            cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
         )
 
     @classmethod
@@ -70,14 +82,14 @@ class TokenUsage:
         would make totals (and the token budget) go down. Tokens the API reports only per iteration
         (``usage.iterations``: a compaction, an advisor consultation) are added to the counters, since the
         top-level counters leave them out; ``web_search_requests`` and ``web_fetch_requests`` come from
-        ``usage.server_tool_use``.
+        ``usage.server_tool_use``, ``cache_creation_1h_input_tokens`` from ``usage.cache_creation``.
         """
         if usage is None:
             return cls()
         return cls(**read_usage(usage))
 
 
-_FIELDS: Final = (*COUNTERS, *REQUEST_COUNTERS)
+_FIELDS: Final = (*COUNTERS, *REQUEST_COUNTERS, ONE_HOUR_WRITES)
 
 
 AttemptOutcome: TypeAlias = AgentErrorCode
@@ -156,6 +168,12 @@ class ExecutionMetadata:
     """Helper calls run, in all attempts."""
     pauses: int = 0
     """How many times the execution paused for decisions on tool calls (``pausable=True``) and was resumed."""
+    cache_savings_usd: float | None = None
+    """What prompt caching saved, in US dollars, estimated like ``cost_usd``: the cache reads priced at the input
+    price less their read price, minus what the cache writes cost above the input price. Negative when the writes
+    cost more than the reads saved (a single call, or a cache that expired between calls); None when typedagent
+    has no price for the model. ``tokens`` has the counts (``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``)."""
 
 
 @subscriptable

@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, cast
 
-__all__ = ["COUNTERS", "ITERATIONS_IN_TOP_LEVEL", "REQUEST_COUNTERS", "read_usage", "split_usage"]
+__all__ = ["COUNTERS", "ITERATIONS_IN_TOP_LEVEL", "ONE_HOUR_WRITES", "REQUEST_COUNTERS", "read_usage", "split_usage"]
 
 COUNTERS: Final = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 """The token counters of a usage object, and of each entry of its ``iterations``."""
+
+ONE_HOUR_WRITES: Final = "cache_creation_1h_input_tokens"
+"""The count, among ``cache_creation_input_tokens``, of the tokens written to the 1-hour cache: the API reports it
+as ``usage.cache_creation.ephemeral_1h_input_tokens`` (the rest, ``ephemeral_5m_input_tokens``, went to the
+5-minute cache)."""
 
 REQUEST_COUNTERS: Final = ("web_search_requests", "web_fetch_requests")
 """The server tool requests of ``usage.server_tool_use`` (billed per request)."""
@@ -36,7 +41,7 @@ def read_usage(usage: object) -> dict[str, int]:
     """
     counts, separate = split_usage(usage)
     for _model, part in separate:
-        for name in COUNTERS:
+        for name in (*COUNTERS, ONE_HOUR_WRITES):
             counts[name] += part[name]
     return counts
 
@@ -48,7 +53,7 @@ def split_usage(usage: object) -> tuple[dict[str, int], list[tuple[str | None, d
     of its ``iterations`` with the model that ran it (None when the entry names none).
     """
     field = _reader(usage)
-    top = {name: _count(field(name)) for name in COUNTERS}
+    top = _counts(field)
     server = field("server_tool_use")
     server_field = _reader(server)
     for name in REQUEST_COUNTERS:
@@ -63,9 +68,28 @@ def split_usage(usage: object) -> tuple[dict[str, int], list[tuple[str | None, d
             if ITERATIONS_IN_TOP_LEVEL.get(kind if isinstance(kind, str) else "", False):
                 continue
             model = entry_field("model")
-            counts = {name: _count(entry_field(name)) for name in COUNTERS}
+            counts = _counts(entry_field)
             separate.append((model if isinstance(model, str) and model else None, counts))
     return top, separate
+
+
+def _counts(field: Callable[[str], object]) -> dict[str, int]:
+    """The token counters read through ``field``, with the 1-hour cache writes among the cache writes.
+
+    ``cache_creation`` splits the writes by TTL; when ``cache_creation_input_tokens`` is missing, the split's sum
+    stands for it. A 1-hour count above the writes (malformed) is cut to them.
+    """
+    counts = {name: _count(field(name)) for name in COUNTERS}
+    split = field("cache_creation")
+    if split is None:
+        counts[ONE_HOUR_WRITES] = 0
+        return counts
+    split_field = _reader(split)
+    one_hour = _count(split_field("ephemeral_1h_input_tokens"))
+    if field("cache_creation_input_tokens") is None:
+        counts["cache_creation_input_tokens"] = one_hour + _count(split_field("ephemeral_5m_input_tokens"))
+    counts[ONE_HOUR_WRITES] = min(one_hour, counts["cache_creation_input_tokens"])
+    return counts
 
 
 def _reader(value: object) -> Callable[[str], object]:

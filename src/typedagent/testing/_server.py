@@ -22,6 +22,7 @@ from ._items import (
     error_body,
 )
 from ._loopback import LoopbackServer
+from ._prompt_cache import CacheRefusal, PromptCacheSimulator
 from ._ratelimit import RateLimitBuckets, ServerRateLimits, output_tokens
 from ._render import render_message
 from ._server_batches import FakeBatches
@@ -74,7 +75,19 @@ class FakeAnthropicServer(LoopbackServer):
 
     A request the script cannot answer (script exhausted, unknown tool) gets a 400
     ``invalid_request_error`` with ``x-should-retry: false``, is listed in ``problems``, and leaving the
-    ``with`` block raises ``ScriptError`` when ``strict``.
+    ``with`` block raises ``ScriptError`` when ``strict``. A request that continues a server-held message thread
+    (``thread``, what the SDK's tool runner sends by default) gets the 400 the API gives a request it cannot
+    thread (``error_code`` ``thread_unsupported_request``), after which the SDK sends the whole conversation.
+
+    With ``prompt_cache=True`` the server keeps a prompt cache, simulated from Anthropic's documented rules:
+    each message's usage reports the input, cache-read and cache-write tokens (split by TTL in
+    ``cache_creation``) the API would report, with tokens estimated from each block's JSON (3.5 bytes a token).
+    Breakpoints are the blocks with ``cache_control`` and, with a top-level ``cache_control``, the last
+    cacheable block; a read looks back 20 blocks from each breakpoint; a prefix below the model's minimum
+    cacheable length is not cached; entries live 5 minutes or 1 hour from their last use; changing
+    ``tool_choice``, thinking or images starts the messages' cache afresh. A request the API would refuse for
+    its breakpoints (more than four, a 1-hour one after a 5-minute one) gets a 400. Output tokens stay the
+    script's.
 
     Example:
         ``with FakeAnthropicServer([api_error(429, retry_after=0), output_call(out)]) as server:``
@@ -90,6 +103,7 @@ class FakeAnthropicServer(LoopbackServer):
         strict: Raise ``ScriptError`` on leaving the ``with`` block when a request was not answerable.
         rate_limits: Enforce the API's rate limits (requests, input and output tokens per minute) with its
             headers and 429s; see ``ServerRateLimits``.
+        prompt_cache: Simulate the API's prompt cache in each message's usage (see above).
     """
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
@@ -105,6 +119,7 @@ class FakeAnthropicServer(LoopbackServer):
         record_requests: bool = True,
         strict: bool = True,
         rate_limits: ServerRateLimits | None = None,
+        prompt_cache: bool = False,
     ) -> None:
         super().__init__(host=host, port=port)
         self.script: list[ScriptItem] = list(script)
@@ -116,6 +131,10 @@ class FakeAnthropicServer(LoopbackServer):
         """Every request body received on ``POST /v1/messages``, parsed."""
         self.request_headers: list[dict[str, str]] = []
         """The headers of those requests (lower-case names), in the same order."""
+        self.responses: list[dict[str, Any]] = []
+        """Every message served (streamed or not) when ``record_requests``, in order: its JSON, usage included."""
+        self.prompt_cache = PromptCacheSimulator() if prompt_cache else None
+        """The simulated prompt cache (``prompt_cache=True``), else None."""
         self.requests_served = 0
         """``POST /v1/messages`` requests handled, faults included."""
         self.rate_limits = rate_limits
@@ -172,6 +191,8 @@ class FakeAnthropicServer(LoopbackServer):
             self.request_headers.append(dict(headers))
         self.requests_served += 1
         call = self.requests_served
+        if params.get("thread") is not None:
+            return json_reply(400, _thread_refusal(), {"request-id": f"req_fake_{call:06d}", "x-should-retry": "false"})
         if self._buckets is not None:
             return await self._answer_limited(self._buckets, params, headers, call)
         if self.latency_ms:
@@ -235,19 +256,8 @@ class FakeAnthropicServer(LoopbackServer):
         return answer
 
     def _conversation_steps(self) -> list[tuple[list[ScriptItem], ScriptItem | None]]:
-        """The script as turns: the faults served to successive retries, then the answering item."""
         if self._steps is None:
-            steps: list[tuple[list[ScriptItem], ScriptItem | None]] = []
-            faults: list[ScriptItem] = []
-            for item in self.script:
-                if _answers(item):
-                    steps.append((faults, item))
-                    faults = []
-                else:
-                    faults.append(item)
-            if faults:
-                steps.append((faults, None))
-            self._steps = steps
+            self._steps = _steps_of(self.script)
         return self._steps
 
     async def _render(self, item: ScriptItem, params: Mapping[str, Any], call: int) -> HttpReply:
@@ -281,9 +291,40 @@ class FakeAnthropicServer(LoopbackServer):
             new_id=lambda: f"toolu_{call:02d}_{next(self._ids):03d}",
             source=_SOURCE,
         )
+        if self.prompt_cache is not None:
+            try:
+                message["usage"] = {**message["usage"], **self.prompt_cache.usage(params)}
+            except CacheRefusal as exc:
+                if not self.per_conversation:
+                    self._next -= 1  # a refused request is not served: its item waits for the next request
+                return json_reply(400, error_body("invalid_request_error", str(exc)), {"request-id": request_id})
+        if self.record_requests:
+            self.responses.append(message)
         if params.get("stream"):
             return HttpReply(stream=sse_reply(message, fault, request_id))
         return json_reply(200, message, {"request-id": request_id})
+
+
+def _steps_of(script: Iterable[ScriptItem]) -> list[tuple[list[ScriptItem], ScriptItem | None]]:
+    """The script as turns: the faults served to successive retries, then the answering item."""
+    steps: list[tuple[list[ScriptItem], ScriptItem | None]] = []
+    faults: list[ScriptItem] = []
+    for item in script:
+        if _answers(item):
+            steps.append((faults, item))
+            faults = []
+        else:
+            faults.append(item)
+    if faults:
+        steps.append((faults, None))
+    return steps
+
+
+def _thread_refusal() -> dict[str, Any]:
+    """The API's answer to a ``thread`` it cannot serve: the SDK then resends the conversation unthreaded."""
+    body = error_body("invalid_request_error", f"{_SOURCE} does not keep message threads: send the whole conversation.")
+    body["error"]["details"] = {"error_code": "thread_unsupported_request", "unsupported": ["fake_server"]}
+    return body
 
 
 def _position(messages: Iterable[Mapping[str, Any]], steps: list[tuple[list[ScriptItem], ScriptItem | None]]) -> int:
