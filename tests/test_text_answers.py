@@ -106,10 +106,10 @@ async def test_prompted_request_puts_the_schema_in_the_system_prompt() -> None:
     request = client.requests[0]
     assert "output_config" not in request
     system = request["system"]
-    assert system.startswith("You triage tickets.\n\n## How to answer\nAnswer with your result as one JSON object")
+    assert system.startswith("You triage tickets.\n\nAnswer with your result as one JSON object")
     assert "Write only the JSON: no text or Markdown fence before or after it." in system
     schema = json.loads(system.split(PROMPTED_SCHEMA_HEADING + "\n", 1)[1])
-    assert schema["properties"]["severity"] == {"maximum": 5, "minimum": 1, "title": "Severity", "type": "integer"}
+    assert schema["properties"]["severity"] == {"maximum": 5, "minimum": 1, "type": "integer"}
 
 
 @MODES

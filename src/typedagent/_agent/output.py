@@ -153,7 +153,9 @@ class OutputTool(Generic[OutputT]):
         if self.mode == "native":
             subject = f"OutputTool(mode='native'): {self.type_name}"
             advice = "Use mode='tool' (without strict) or mode='prompted': the output is validated all the same."
-            output_format = {"type": "json_schema", "schema": strict_schema(copy.deepcopy(schema), subject, advice)}
+            # the schema with its docstring: no tool description carries it in this mode
+            whole = copy.deepcopy(self._input_schema)
+            output_format = {"type": "json_schema", "schema": strict_schema(whole, subject, advice)}
         object.__setattr__(self, "_format", None if output_format is None else freeze(output_format))
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "_wrapper", wrapper)

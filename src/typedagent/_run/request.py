@@ -65,8 +65,8 @@ def _handing_over(agent: AgentDefinition[Any, Any]) -> list[str]:
             lines.append("Write only the JSON: no text or Markdown fence before or after it.")
         if agent.reflection_enabled:
             lines.append(
-                "Each answer shows a preview of your result; answer again to revise. "
-                f"Calling `{SUBMIT_TOOL_NAME}` hands over the last one for validation and ends your turn."
+                "Each answer shows a preview of your result. Send a revised JSON answer to change it, and call "
+                f"`{SUBMIT_TOOL_NAME}` to hand over the last one for validation and end your turn."
             )
         return lines
     if agent.reflection_enabled:
