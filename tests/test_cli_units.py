@@ -25,8 +25,9 @@ from typedagent._agent.locate import ImportFailed, load_module, split_target
 from typedagent._cli import _demo, _run
 from typedagent._cli._check import _first_difference, check_agent, schema_problems, strict_problems
 from typedagent._cli._check_output import exceeded_limit
-from typedagent._cli._progress import Lines, Progress, RichLines, Summary, make_lines
+from typedagent._cli._progress import Lines, Progress, RichLines, make_lines
 from typedagent._cli._run import write_json
+from typedagent._cli._summary import Summary
 from typedagent.testing import (
     FakeAnthropicServer,
     ScriptedClient,

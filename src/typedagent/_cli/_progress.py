@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO, cast
-
-import pydantic_core
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .._shared.events import (
     AttemptStart,
@@ -19,7 +15,8 @@ from .._shared.events import (
     ValidationFailure,
 )
 from .._shared.pausing import ExecutePaused, PausedState
-from .._shared.results import ExecuteFailure, ExecutionMetadata, TokenUsage
+from .._shared.results import ExecuteFailure
+from ._summary import Summary, duration, plural, to_json
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
@@ -91,94 +88,6 @@ def make_lines(stream: TextIO) -> Lines:
         return Lines(stream)
 
 
-def to_json(value: object) -> Any:
-    """Plain JSON data for events: dataclasses, pydantic models and tokens (with their total)."""
-    if isinstance(value, TokenUsage):
-        return {**pydantic_core.to_jsonable_python(value), "total": value.total}
-    return pydantic_core.to_jsonable_python(value, fallback=str)
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """The figures shown after a run: attempts, iterations, tool calls, tokens, time, estimated cost."""
-
-    attempts: int
-    iterations: int
-    tool_calls: Counter[str]
-    tokens: TokenUsage
-    latency_ms: float
-    cost_usd: float | None = None
-    cache_savings_usd: float | None = None
-
-    @classmethod
-    def of(cls, metadata: ExecutionMetadata) -> Summary:
-        """Count from the metadata; tool calls are the ``tool_use`` blocks of the conversation."""
-        calls: Counter[str] = Counter()
-        for message in cast("list[dict[str, Any]]", metadata.messages):
-            content = message["content"]
-            if message["role"] == "assistant" and not isinstance(content, str):
-                calls.update(block["name"] for block in content if block["type"] in _CALL_BLOCKS)
-        return cls(
-            len(metadata.attempts),
-            metadata.iterations,
-            calls,
-            metadata.tokens,
-            metadata.latency_ms,
-            metadata.cost_usd,
-            metadata.cache_savings_usd,
-        )
-
-    def counts(self) -> str:
-        """``1 attempt · 5 iterations · 6 tool calls (search_kb, read_article x2, …) · 12 ms``."""
-        total = sum(self.tool_calls.values())
-        names = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in self.tool_calls.items())
-        return (
-            f"{_plural(self.attempts, 'attempt')} · {_plural(self.iterations, 'iteration')} · "
-            f"{_plural(total, 'tool call')}{f' ({names})' if names else ''} · {_duration(self.latency_ms)}"
-        )
-
-    def token_line(self) -> str:
-        """``3,410 tokens (input 2,078 · output 452 · cache write 920 · cache read 3,680)``."""
-        t = self.tokens
-        requests = "".join(
-            f" · {count:,} {noun if count == 1 else plural}"
-            for count, noun, plural in (
-                (t.web_search_requests, "web search", "web searches"),
-                (t.web_fetch_requests, "web fetch", "web fetches"),
-            )
-            if count
-        )
-        return (
-            f"{t.total:,} tokens (input {t.input_tokens:,} · output {t.output_tokens:,} · "
-            f"cache write {t.cache_creation_input_tokens:,} · cache read {t.cache_read_input_tokens:,}){requests}"
-        )
-
-    def cost_line(self) -> str | None:
-        """``est. cost $0.0123 · prompt cache saved $0.0045``; None when the model has no known price.
-
-        The cache's effect is left out when nothing was read from or written to the cache.
-        """
-        if self.cost_usd is None:
-            return None
-        if not (self.tokens.cache_read_input_tokens or self.tokens.cache_creation_input_tokens):
-            return f"est. cost {_usd(self.cost_usd)}"
-        saved = self.cache_savings_usd or 0.0
-        effect = f"prompt cache saved {_usd(saved)}" if saved >= 0 else f"prompt cache cost {_usd(-saved)} more"
-        return f"est. cost {_usd(self.cost_usd)} · {effect}"
-
-    def as_json(self) -> dict[str, Any]:
-        """The same figures for ``--json-events``."""
-        return {
-            "attempts": self.attempts,
-            "iterations": self.iterations,
-            "tool_calls": dict(self.tool_calls),
-            "tokens": to_json(self.tokens),
-            "latency_ms": round(self.latency_ms, 3),
-            "cost_usd": self.cost_usd,
-            "cache_savings_usd": self.cache_savings_usd,
-        }
-
-
 class Progress:
     """Reports one execution as it happens, through ``ExecuteCallbacks``.
 
@@ -243,7 +152,7 @@ class Progress:
             (agent.name, "bold"),
             f" on {agent.model} · {mode}",
             (
-                f" · up to {_plural(limits.max_attempts, 'attempt')}, "
+                f" · up to {plural(limits.max_attempts, 'attempt')}, "
                 f"{limits.max_iterations_per_attempt} iterations each",
                 "dim",
             ),
@@ -296,7 +205,7 @@ class Progress:
             )
             return
         tool_input = self._inputs.pop(event.id, {})
-        where = " · by the API" if event.id in self._on_the_server else f" · {_duration(event.duration_ms)}"
+        where = " · by the API" if event.id in self._on_the_server else f" · {duration(event.duration_ms)}"
         if event.server is not None and event.id not in self._on_the_server:
             where = f" · on MCP server {event.server}{where}"
         self._on_the_server.discard(event.id)
@@ -358,7 +267,7 @@ class Progress:
             self._emit("end", None, **fields)
             return summary
         if isinstance(result, ExecutePaused):
-            self.lines.line(("⏸ paused: ", "bold yellow"), f"waiting on {_plural(len(result.pending), 'call')}")
+            self.lines.line(("⏸ paused: ", "bold yellow"), f"waiting on {plural(len(result.pending), 'call')}")
             for call in result.pending:
                 arguments = _clip(json.dumps(call.input, ensure_ascii=False, default=str), 90)
                 self.lines.line(("    ", ""), (call.name, "bold"), f" {arguments}", (f" · {call.kind}", "dim"))
@@ -383,22 +292,6 @@ class Progress:
         return summary
 
 
-_CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def _duration(ms: float) -> str:
-    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
-
-
 def _clip(text: str, width: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else f"{line[: width - 1]}…"
-
-
-def _usd(amount: float) -> str:
-    """Dollars, with four decimals below a dollar (cents would hide what a small run costs)."""
-    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
