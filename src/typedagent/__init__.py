@@ -36,6 +36,7 @@ from ._shared.errors import (
     ContextWindowContext,
     CostLimitContext,
     ErrorContext,
+    HistoryProcessorErrorContext,
     JournalError,
     MaxIterationsContext,
     OutputRejected,
@@ -69,6 +70,7 @@ from ._shared.results import (
     ExecuteResult,
     ExecuteSuccess,
     ExecutionMetadata,
+    SubExecution,
     TokenUsage,
 )
 from ._shared.version import __version__
@@ -130,6 +132,7 @@ __all__ = [
     "Finished",
     "Helper",
     "HelperTool",
+    "HistoryProcessorErrorContext",
     "Instructions",
     "JournalError",
     "ManyResult",
@@ -155,6 +158,7 @@ __all__ = [
     "RunContext",
     "RunInput",
     "StreamEvent",
+    "SubExecution",
     "SyncAgentStream",
     "TextDelta",
     "ThinkingDelta",

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, overload
 
+import pydantic
 from typing_extensions import TypeVar
 
-from .._shared.errors import AgentDefinitionError
 from .._shared.frozen import freeze, fresh_copy, thaw
 from .._shared.generics import subscriptable
+from .checks import check_caching, check_containers, check_fields, output_format_left_out
 from .config import ValidationConfig
 from .context import RunContext
-from .models import check_model, model_warning
+from .delegation import DelegationTool, Prompt, Task, agent_tool
 from .output import OutputTool
+from .processors import HistoryProcessor, checked_processors
 from .remote import Toolset, connect_all
 from .settings import ModelSettings, checked_settings
-from .tools import Helper, HelperTool
+from .tools import Helper
 from .toolset import agent_tools, connected_params, tool_params
 from .validation import validator_takes_ctx
 
@@ -33,6 +34,8 @@ __all__ = ["AgentDefinition", "Instructions", "PromptCaching", "ValidationConfig
 
 OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT", default=None)
+ParentT = TypeVar("ParentT")
+InputT = TypeVar("InputT", bound=pydantic.BaseModel)
 
 Validator: TypeAlias = (
     Callable[[OutputT], OutputT | Awaitable[OutputT | None] | None]
@@ -88,10 +91,13 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     entries). See docs/caching.md."""
     max_tool_result_chars: int
     """Tool results longer than this are cut, with a visible marker."""
+    history_processors: tuple[HistoryProcessor[DepsT], ...] = ()
+    """Applied in order before every model call, each to the previous one's messages (on a copy)."""
     _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
     """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
     _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
     _validator_takes_ctx: tuple[bool, ...] = field(repr=False, compare=False)
+    _processor_takes_ctx: tuple[bool, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def reflection_enabled(self) -> bool:
@@ -138,6 +144,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         max_tokens: int | None = None,
         model_settings: ModelSettings | None = None,
         validation: ValidationConfig | None = None,
+        history_processors: Sequence[HistoryProcessor[DepsT]] | None = None,
     ) -> AgentDefinition[OutputT, DepsT]:
         """A copy of this agent with some options replaced, checked as ``define_agent`` checks a new one.
 
@@ -163,6 +170,77 @@ class AgentDefinition(Generic[OutputT, DepsT]):
             deps_type=self.deps_type,
             prompt_caching=self.prompt_caching,
             max_tool_result_chars=self.max_tool_result_chars,
+            history_processors=self.history_processors if history_processors is None else history_processors,
+        )
+
+    # Overloads: deps none, the parent's or a function of them; with input_type apart (it fixes InputT for pyright).
+    @overload
+    def as_tool(
+        self: AgentDefinition[OutputT, None], *, name: str | None = None, description: str | None = None,
+        prompt: Callable[[Task], Prompt] | None = None, deps: None = None, max_depth: int = 5,
+    ) -> DelegationTool[object, Task]: ...  # fmt: skip
+    @overload
+    def as_tool(
+        self, *, name: str | None = None, description: str | None = None,
+        prompt: Callable[[Task], Prompt] | None = None, deps: None = None, max_depth: int = 5,
+    ) -> DelegationTool[DepsT, Task]: ...  # fmt: skip
+    @overload
+    def as_tool(
+        self, *, name: str | None = None, description: str | None = None,
+        prompt: Callable[[Task], Prompt] | None = None, deps: Callable[[ParentT], DepsT], max_depth: int = 5,
+    ) -> DelegationTool[ParentT, Task]: ...  # fmt: skip
+    @overload
+    def as_tool(
+        self: AgentDefinition[OutputT, None], *, name: str | None = None, description: str | None = None,
+        input_type: type[InputT], prompt: Callable[[InputT], Prompt] | None = None, deps: None = None,
+        max_depth: int = 5,
+    ) -> DelegationTool[object, InputT]: ...  # fmt: skip
+    @overload
+    def as_tool(
+        self, *, name: str | None = None, description: str | None = None, input_type: type[InputT],
+        prompt: Callable[[InputT], Prompt] | None = None, deps: None = None, max_depth: int = 5,
+    ) -> DelegationTool[DepsT, InputT]: ...  # fmt: skip
+    @overload
+    def as_tool(
+        self, *, name: str | None = None, description: str | None = None, input_type: type[InputT],
+        prompt: Callable[[InputT], Prompt] | None = None, deps: Callable[[ParentT], DepsT], max_depth: int = 5,
+    ) -> DelegationTool[ParentT, InputT]: ...  # fmt: skip
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        input_type: type[pydantic.BaseModel] = Task,
+        prompt: Callable[[Any], Prompt] | None = None,
+        deps: Callable[[Any], Any] | None = None,
+        max_depth: int = 5,
+    ) -> DelegationTool[Any, Any]:
+        """This agent as a helper tool of another: a call runs it as a sub-run, and its output is the call's result.
+
+        It runs on the caller's client, abort event and remaining limits; its usage counts in the caller's metadata
+        (``metadata.sub_executions``); a failure is a tool error for the calling model (docs/multi-agent.md).
+        Inside another tool, ``await t(ctx, request)`` delegates too, with that tool's ``RunContext``.
+
+        Args:
+            name: The tool's name; default: this agent's name.
+            description: What the calling model reads about the tool; default: says which agent it runs.
+            input_type: The tool's input, a pydantic model; default: one field, ``task: str``.
+            prompt: The sub-agent's prompt from the input; default: the ``task`` text, or the input as JSON.
+            deps: The sub-agent's deps from the caller's; default: the caller's (None without a ``deps_type``).
+            max_depth: Sub-runs nest at most this many levels below the top-level execution; a call past it is a
+                tool error for the model that made it.
+
+        Raises:
+            AgentDefinitionError: an option is invalid (a tool name, a non-pydantic input type, ``max_depth``).
+        """
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            input_type=input_type,
+            prompt=prompt,
+            deps=deps,
+            max_depth=max_depth,
         )
 
 
@@ -182,6 +260,7 @@ def define_agent(
     prompt_caching: PromptCaching = True,
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
+    history_processors: Sequence[HistoryProcessor[None]] = (),
 ) -> AgentDefinition[OutputT, None]: ...
 @overload
 def define_agent(
@@ -199,6 +278,7 @@ def define_agent(
     prompt_caching: PromptCaching = True,
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
+    history_processors: Sequence[HistoryProcessor[DepsT]] = (),
 ) -> AgentDefinition[OutputT, DepsT]: ...
 def define_agent(
     *,
@@ -215,6 +295,7 @@ def define_agent(
     prompt_caching: PromptCaching = True,
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
+    history_processors: Sequence[HistoryProcessor[Any]] = (),
 ) -> AgentDefinition[OutputT, Any]:
     """Define an agent once, in typed code.
 
@@ -237,6 +318,8 @@ def define_agent(
             hour (a write costs 2x the input price instead of 1.25x); ``False`` turns caching off.
         max_tool_result_chars: Cap on each tool result's length.
         server_tools: Tools the API runs itself: ``typedagent.server_tools`` or ``{"type": ..., "name": ...}`` dicts.
+        history_processors: Functions ``(messages)`` or ``(ctx, messages)``, sync or async, that return the messages
+            to send instead, applied in order before every model call (``typedagent.history`` has built-ins).
 
     Returns:
         The immutable ``AgentDefinition[Output, Deps]``.
@@ -244,10 +327,11 @@ def define_agent(
     Raises:
         AgentDefinitionError: anything invalid, with a message that says how to fix it.
     """
-    _check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
-    _check_caching(prompt_caching)
-    _check_containers(helpers, validators, validation, model_settings)
+    check_fields(name, model, output, instructions, max_tokens, max_tool_result_chars)
+    check_caching(prompt_caching)
+    check_containers(helpers, validators, validation, model_settings)
     by_name, toolsets, servers = agent_tools(helpers, output, server_tools)
+    processors, processor_takes_ctx = checked_processors(history_processors)
     return AgentDefinition(
         name=name,
         model=model,
@@ -259,13 +343,15 @@ def define_agent(
         validators=tuple(validators),
         validation=validation or ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=freeze(_output_format_left_out(checked_settings(model_settings or {}, max_tokens), output)),
+        model_settings=freeze(output_format_left_out(checked_settings(model_settings or {}, max_tokens), output)),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
+        history_processors=processors,
         _tool_params=tool_params(by_name.values(), output, servers),
         _helpers_by_name=MappingProxyType(by_name),
         _validator_takes_ctx=tuple(validator_takes_ctx(validator) for validator in validators),
+        _processor_takes_ctx=processor_takes_ctx,
     )
 
 
@@ -273,72 +359,3 @@ def define_agent(
 async def _connected(agent: AgentDefinition[Any, Any]) -> AsyncGenerator[list[ToolParam]]:
     async with connect_all(agent.toolsets) as connections:
         yield cast("list[ToolParam]", connected_params(agent._tool_params, len(agent.helpers), connections))
-
-
-def _check_fields(
-    name: object,
-    model: object,
-    output: object,
-    instructions: object,
-    max_tokens: object,
-    max_tool_result_chars: object,
-) -> None:
-    if not isinstance(name, str) or not name:
-        raise AgentDefinitionError(f"define_agent(name=...) must be a non-empty string, got {name!r}.")
-    if not isinstance(model, str) or not model:
-        raise AgentDefinitionError(f"define_agent(model=...) must be a model id string, got {model!r}.")
-    check_model(model)
-    warning = model_warning(model)
-    if warning is not None:
-        # Pointing at the caller of define_agent (or with_options, which calls it): where the id is written.
-        warnings.warn(warning, UserWarning, stacklevel=3)
-    if not isinstance(output, OutputTool):
-        raise AgentDefinitionError(
-            f"define_agent(output=...) must be an OutputTool, got {type(output).__name__}: "
-            "wrap your model class as `OutputTool(MyModel)`."
-        )
-    if instructions is not None and not (isinstance(instructions, str) or callable(instructions)):
-        raise AgentDefinitionError("define_agent(instructions=...) must be a string or a callable taking RunContext.")
-    for label, value in (("max_tokens", max_tokens), ("max_tool_result_chars", max_tool_result_chars)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise AgentDefinitionError(f"define_agent({label}=...) must be an int >= 1, got {value!r}.")
-
-
-def _check_caching(prompt_caching: object) -> None:
-    if not (isinstance(prompt_caching, bool) or prompt_caching in ("5m", "1h")):
-        raise AgentDefinitionError(
-            f"define_agent(prompt_caching=...) must be True, False, '5m' or '1h', got {prompt_caching!r}: True "
-            "caches for 5 minutes, '1h' keeps the tools and system prompt cached for an hour."
-        )
-
-
-def _check_containers(helpers: object, validators: object, validation: object, model_settings: object) -> None:
-    for label, value in (("helpers", helpers), ("validators", validators)):
-        if callable(value) or isinstance(value, HelperTool | Toolset | str) or not isinstance(value, Iterable):
-            shown = getattr(value, "__name__", None) or "..."
-            raise AgentDefinitionError(
-                f"define_agent({label}=...) must be a list, got {type(value).__name__}: "
-                f"write {label}=[{shown}] even for one."
-            )
-    if validation is not None and not isinstance(validation, ValidationConfig):
-        raise AgentDefinitionError(
-            f"define_agent(validation=...) must be a ValidationConfig, got {type(validation).__name__}: "
-            "write validation=ValidationConfig(max_attempts=..., max_iterations_per_attempt=...)."
-        )
-    if model_settings is not None and not isinstance(model_settings, Mapping):
-        raise AgentDefinitionError(
-            f"define_agent(model_settings=...) must be a dict of messages.create parameters, "
-            f"got {type(model_settings).__name__}."
-        )
-
-
-def _output_format_left_out(settings: dict[str, Any], output: OutputTool[Any]) -> dict[str, Any]:
-    """``settings``, once sure they leave ``output_config.format`` out: it is the output's, sent in native mode."""
-    output_config = settings.get("output_config")
-    if isinstance(output_config, Mapping) and output_config.get("format") is not None:  # pyright: ignore[reportUnknownMemberType]
-        raise AgentDefinitionError(
-            "model_settings['output_config']['format'] is the output's format, which typedagent builds from the "
-            f"output type ({output.type_name}): use OutputTool({output.type_name}, mode='native') for output the API "
-            "holds to the schema, and keep only the other output_config keys (such as 'effort') in model_settings."
-        )
-    return settings

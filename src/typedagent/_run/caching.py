@@ -33,6 +33,7 @@ __all__ = [
     "estimated_tokens",
     "minimum_cacheable_tokens",
     "placed",
+    "within_breakpoints",
 ]
 
 MAX_BREAKPOINTS: Final = 4
@@ -261,4 +262,38 @@ def _marked(messages: list[dict[str, Any]], where: tuple[int, int]) -> list[dict
     blocks[position] = {**blocks[position], "cache_control": ephemeral()}
     copied = list(messages)
     copied[index] = {**messages[index], "content": blocks}
+    return copied
+
+
+def within_breakpoints(messages: list[Any], tools: object) -> tuple[list[Any], int]:
+    """``messages`` with their earliest breakpoints taken off until the user's (tools', messages') fit in four.
+
+    For a history a processor rewrote: the API refuses a request with more than ``MAX_BREAKPOINTS``. The latest
+    breakpoints stay (they cover the longest prefixes); the messages given are not changed. Also returns how many
+    were taken off.
+    """
+    excess = len(_user_markers(tools, messages)) - MAX_BREAKPOINTS
+    if excess <= 0:
+        return messages, 0
+    left = [excess]
+    kept = [
+        _unmarked(cast("Mapping[str, Any]", message), left) if isinstance(message, Mapping) else message
+        for message in messages
+    ]
+    return kept, excess
+
+
+def _unmarked(entry: Mapping[str, Any], left: list[int]) -> dict[str, Any]:
+    """A copy of ``entry`` (a message or a block) without its first ``left[0]`` breakpoints (``left`` counts down)."""
+    copied = dict(entry)
+    if left[0] and isinstance(copied.get("cache_control"), Mapping):
+        del copied["cache_control"]
+        left[0] -= 1
+    content = copied.get("content")
+    if left[0] and isinstance(content, list):
+        blocks = cast("list[object]", content)
+        copied["content"] = [
+            _unmarked(cast("Mapping[str, Any]", block), left) if isinstance(block, Mapping) else block
+            for block in blocks
+        ]
     return copied

@@ -255,6 +255,7 @@ def _new(
         callbacks=callbacks,
         pausable=pausable,
         approve=approve,
+        runner=run,
     )
 
 
@@ -282,5 +283,6 @@ def _resumed(
         callbacks=callbacks,
         pausable=True,
         approve=approve,
+        runner=run,
     )
     return execution, Resumed(state, restore(execution, state), decisions)

@@ -6,8 +6,9 @@ import logging
 import time
 import uuid
 import weakref
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .._agent.context import RunContext
 from .._api.pricing import ModelPrice, Priced, price_for, priced_usage
@@ -15,7 +16,14 @@ from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
 from .._shared.limits import ExecutionLimits, Guard, Interrupted
 from .._shared.pausing import Approver
-from .._shared.results import AttemptRecord, ExecuteFailure, ExecuteSuccess, ExecutionMetadata, TokenUsage
+from .._shared.results import (
+    AttemptRecord,
+    ExecuteFailure,
+    ExecuteSuccess,
+    ExecutionMetadata,
+    SubExecution,
+    TokenUsage,
+)
 from . import failures
 from .attempt import Attempt, AttemptEnd, Failed
 from .conversation import Conversation
@@ -29,10 +37,14 @@ if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._api.api_errors import ApiFailure
     from .._api.client import MessagesClient
+    from .._shared.pausing import PausableResult
 
-__all__ = ["Execution"]
+__all__ = ["Execution", "Runner", "lineage"]
 
 logger = logging.getLogger("typedagent")
+
+Runner: TypeAlias = Callable[["Execution"], Awaitable["PausableResult[Any]"]]
+"""What runs an execution's attempts (the loop's ``run``): the one that runs its sub-runs too (never pausable)."""
 
 
 @dataclass(slots=True, weakref_slot=True)
@@ -85,13 +97,24 @@ class Execution:
     """The W3C ``traceparent`` of the first segment's span (a tracing observer sets it): later segments link to it."""
     params: dict[str, Any] = field(default_factory=dict[str, Any])
     """The request every model call sends (``_run`` builds it): its ``messages`` is the conversation's own list."""
+    runner: Runner | None = None
+    """The loop running this execution, which runs its sub-runs too (None: it cannot delegate)."""
+    parent: Execution | None = None
+    """The execution this one is a sub-run of (``subrun``): its usage counts there too, its limits apply here."""
+    depth: int = 0
+    sub_executions: list[SubExecution] = field(default_factory=list[SubExecution])
+    cost_complete: bool = True
+    """Whether every response counted (its sub-runs' included) had a price."""
 
     def __post_init__(self) -> None:
         self.toolbox = Toolbox(self.agent)
-        self.observer = claim_tap(lambda: (self.attempt.number, self.attempt.iteration))
+        self.observer = _tap(self)
         # A weak reference: a bound method would make the execution and its conversation cyclic garbage, left for
         # the garbage collector instead of freed when the result is.
-        self.hooks = Hooks(self.callbacks, weakref.WeakMethod(self.state), self.observer, agent=self.agent.name)
+        parent = None if self.parent is None else self.parent.hooks
+        self.hooks = Hooks(
+            self.callbacks, weakref.WeakMethod(self.state), self.observer, agent=self.agent.name, parent=parent
+        )
         self.price = price_for(self.agent.model)
 
     def start_attempt(self, number: int) -> Attempt:
@@ -100,27 +123,37 @@ class Execution:
         return self.attempt
 
     def start_iteration(self) -> None:
-        """Count an API call about to be made."""
+        """Count an API call about to be made (in the totals of the executions this one is a sub-run of too)."""
         self.attempt.iteration += 1
-        self.iterations += 1
+        for execution in lineage(self):
+            execution.iterations += 1
+
+    def take_back_iteration(self) -> None:
+        """Uncount the API call of this iteration: it was never sent."""
+        self.attempt.iteration -= 1
+        for execution in lineage(self):
+            execution.iterations -= 1
 
     def account_failed_call(self, failure: ApiFailure) -> None:
         """Account for a failed model call: a malformed response's readable tokens; no iteration if nothing was sent."""
         if failure.usage is not None:
             self.add_usage(failure.usage)
         if not failure.sent:
-            self.attempt.iteration -= 1
-            self.iterations -= 1
+            self.take_back_iteration()
 
     def add_usage(self, usage: TokenUsage, priced: Priced | None = None) -> None:
-        """Add tokens (and their price: ``priced``, or the model's price of ``usage``) to the execution's totals."""
-        self.tokens += usage
-        self.attempt.tokens += usage
+        """Add tokens (and their price: ``priced``, or the model's price of ``usage``) here and up the lineage."""
         price = self.price
         if price is not None:
             priced = priced or Priced(usage, price.cost_usd(usage), price._savings_usd(usage))
-            self.cost_usd += priced.cost_usd
-            self.cache_savings_usd += priced.cache_savings_usd
+        for execution in lineage(self):
+            execution.tokens += usage
+            execution.attempt.tokens += usage
+            if priced is not None and price is not None:
+                execution.cost_usd += priced.cost_usd
+                execution.cache_savings_usd += priced.cache_savings_usd
+            else:
+                execution.cost_complete = False
 
     def add_response_usage(self, raw: object) -> TokenUsage:
         """Add a response's own ``usage`` (read once, priced per model that ran each part); return its counts."""
@@ -147,26 +180,14 @@ class Execution:
         return failures.Where(self.attempt.number, self.attempt.iteration, self.last_output)
 
     def limit_reached(self, phase: Phase) -> Failed | None:
-        """The abort event, the deadline and (before an API call) the token budget, checked now."""
+        """The abort event, the deadline and (before an API call) the budgets of its whole lineage, checked now."""
         if self.guard.aborted():
             return Failed(failures.cancelled(self.where(), phase))
         timeout = self.limits.timeout_s
         if timeout is not None and self.guard.timed_out():
             return Failed(failures.timed_out(self.where(), phase, timeout))
-        if phase == "iteration":
-            return self._budget_spent()
-        return None
-
-    def _budget_spent(self) -> Failed | None:
-        """The limits checked before an API call: tokens, requests and cost."""
-        limits = self.limits
-        if limits.max_total_tokens is not None and self.tokens.total >= limits.max_total_tokens:
-            return Failed(failures.token_budget(self.where(), limits.max_total_tokens, self.tokens.total))
-        if limits.max_requests is not None and self.iterations >= limits.max_requests:
-            return Failed(failures.request_limit(self.where(), limits.max_requests))
-        if limits.max_cost_usd is not None and self.cost_usd >= limits.max_cost_usd:
-            return Failed(failures.cost_limit(self.where(), limits.max_cost_usd, self.cost_usd))
-        return None
+        spent = (_budget_spent(execution, self.where()) for execution in lineage(self) if phase == "iteration")
+        return next((failed for failed in spent if failed is not None), None)
 
     def tool_calls_left(self, requested: int) -> Failed | None:
         """``TOOL_CALL_LIMIT_EXCEEDED`` if ``requested`` more helper calls would pass the limit (counted as run)."""
@@ -211,6 +232,7 @@ class Execution:
 
     def metadata(self) -> ExecutionMetadata:
         """Accounting for the execution so far."""
+        priced = self.price is not None and self.cost_complete  # every sub-run's model had a price too
         return ExecutionMetadata(
             model=self.agent.model,
             response_model=self.response_model,
@@ -221,8 +243,38 @@ class Execution:
             callback_errors=tuple(self.hooks.errors),
             warnings=tuple(self.warnings),
             messages=cast("list[MessageParam]", self.conversation.messages),
-            cost_usd=None if self.price is None else self.cost_usd,
-            cache_savings_usd=None if self.price is None else self.cache_savings_usd,
+            cost_usd=self.cost_usd if priced else None,
+            cache_savings_usd=self.cache_savings_usd if priced else None,
             tool_calls=self.tool_calls,
             pauses=self.pauses,
+            sub_executions=tuple(self.sub_executions),
         )
+
+
+def _budget_spent(execution: Execution, where: failures.Where) -> Failed | None:
+    """This execution's limits checked before an API call (of it or of a sub-run): tokens, requests and cost."""
+    limits = execution.limits
+    if limits.max_total_tokens is not None and execution.tokens.total >= limits.max_total_tokens:
+        return Failed(failures.token_budget(where, limits.max_total_tokens, execution.tokens.total))
+    if limits.max_requests is not None and execution.iterations >= limits.max_requests:
+        return Failed(failures.request_limit(where, limits.max_requests))
+    if limits.max_cost_usd is not None and execution.cost_usd >= limits.max_cost_usd:
+        return Failed(failures.cost_limit(where, limits.max_cost_usd, execution.cost_usd))
+    return None
+
+
+def lineage(execution: Execution) -> Iterator[Execution]:
+    """``execution``, then each execution it is a sub-run of, up to the top-level one."""
+    found: Execution | None = execution
+    while found is not None:
+        yield found
+        found = found.parent
+
+
+def _tap(execution: Execution) -> ExecutionTap | None:
+    """The tap watching ``execution``: a ``stream_agent`` call's, or for a sub-run, one its parent's tap gives it."""
+    position = lambda: (execution.attempt.number, execution.attempt.iteration)  # noqa: E731
+    parent = execution.parent
+    if parent is None:
+        return claim_tap(position)
+    return None if parent.observer is None else parent.observer.sub_run(execution.agent, position)

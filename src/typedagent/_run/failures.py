@@ -16,6 +16,7 @@ from .._shared.errors import (
     CancelledContext,
     ContextWindowContext,
     CostLimitContext,
+    HistoryProcessorErrorContext,
     MaxIterationsContext,
     Phase,
     RefusalContext,
@@ -36,6 +37,7 @@ __all__ = [
     "context_window",
     "cost_limit",
     "describe",
+    "history_processor",
     "interrupted",
     "max_iterations",
     "no_valid_output",
@@ -247,6 +249,32 @@ def validator_crash(where: Where, crash: ValidatorCrash) -> AgentError:
         ),
         ValidatorErrorContext(validator=crash.validator, error_type=type(crash.error).__name__, attempt=where.attempt),
         cause=crash.error,
+    )
+
+
+def history_processor(where: Where, processor: str, problem: str, error: BaseException | None) -> AgentError:
+    """``HISTORY_PROCESSOR_ERROR``: a history processor raised, or returned a history the API would refuse."""
+    if error is not None:
+        what = f"History processor {processor!r} raised {type(error).__name__}: {describe(error)}"
+        advice = "Fix the processor (a bug in it ends the execution); nothing was sent."
+    else:
+        what = f"History processor {processor!r} returned a history the Messages API would refuse: {problem}"
+        advice = (
+            "Nothing was sent. A processor may drop or shorten earlier turns, but must keep the first turn the "
+            "user's, each tool_use with its tool_result in the next turn, and the current turn (the last message) "
+            "as it is."
+        )
+    return _error(
+        where,
+        AgentErrorCode.HISTORY_PROCESSOR_ERROR,
+        sentences(what, advice),
+        HistoryProcessorErrorContext(
+            processor=processor,
+            error_type=None if error is None else type(error).__name__,
+            attempt=where.attempt,
+            iteration=where.iteration,
+        ),
+        cause=error,
     )
 
 

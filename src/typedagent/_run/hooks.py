@@ -7,7 +7,7 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from .._shared.errors import safe_str
 from .._shared.events import (
@@ -23,7 +23,7 @@ from .._shared.events import (
 from .._shared.pausing import ExecutePaused, PausedState
 from .._shared.results import CallbackError
 
-__all__ = ["AnswerPreview", "HookObserver", "Hooks"]
+__all__ = ["AnswerPreview", "HookObserver", "Hooks", "Snapshot"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,9 @@ class AnswerPreview:
 
 
 logger = logging.getLogger("typedagent")
+
+Snapshot: TypeAlias = Callable[[], Callable[[], ExecutionState] | None]
+"""How hooks get the state a callback receives: a weak method of the execution (None once it is gone)."""
 
 
 class HookObserver(Protocol):
@@ -60,21 +63,24 @@ class Hooks:
     event can change the run.
     """
 
-    __slots__ = ("agent", "callbacks", "errors", "observer", "snapshot")
+    __slots__ = ("agent", "callbacks", "errors", "observer", "parent", "snapshot")
 
     def __init__(
         self,
         callbacks: ExecuteCallbacks | None,
-        snapshot: Callable[[], Callable[[], ExecutionState] | None],
+        snapshot: Snapshot,
         observer: HookObserver | None = None,
         *,
         agent: str = "",
+        parent: Hooks | None = None,
     ) -> None:
         self.callbacks = callbacks
         self.snapshot = snapshot
         self.observer = observer
         self.agent = agent
         """The agent's name, for the log line of a callback that raises."""
+        self.parent = parent
+        """The hooks of the execution this one is a sub-run of: its tool events go to their callbacks too."""
         self.errors: list[CallbackError] = []
 
     async def attempt_start(self, event: AttemptStart) -> None:
@@ -92,18 +98,32 @@ class Hooks:
             await self._call("on_model_response", self.callbacks.on_model_response, event)
 
     async def tool_call(self, event: ToolCall) -> None:
-        """``on_tool_call``."""
+        """``on_tool_call``, here and in every execution this one is a sub-run of."""
         if self.observer is not None:
             self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_tool_call", self.callbacks.on_tool_call, event)
+        if self.parent is not None:
+            await self.parent.relay("on_tool_call", event, self.snapshot)
 
     async def tool_result(self, event: ToolResult) -> None:
-        """``on_tool_result``."""
+        """``on_tool_result``, here and in every execution this one is a sub-run of."""
         if self.observer is not None:
             self.observer.hook_event(event)
         if self.callbacks is not None:
             await self._call("on_tool_result", self.callbacks.on_tool_result, event)
+        if self.parent is not None:
+            await self.parent.relay("on_tool_result", event, self.snapshot)
+
+    async def relay(self, hook: str, event: ToolCall | ToolResult, snapshot: Snapshot) -> None:
+        """A sub-run's tool event, for this execution's callback ``hook``, with the sub-run's state (and upwards).
+
+        The callback's errors are this execution's: its callbacks raised.
+        """
+        if self.callbacks is not None:
+            await self._call(hook, getattr(self.callbacks, hook), event, snapshot)
+        if self.parent is not None:
+            await self.parent.relay(hook, event, snapshot)
 
     async def validation_failure(self, event: ValidationFailure) -> None:
         """``on_validation_failure``."""
@@ -127,11 +147,13 @@ class Hooks:
         if self.observer is not None:
             self.observer.hook_event(event)
 
-    async def _call(self, hook: str, callback: Callback[Any] | None, event: object) -> None:
+    async def _call(
+        self, hook: str, callback: Callback[Any] | None, event: object, snapshot: Snapshot | None = None
+    ) -> None:
         if callback is None:
             return
         try:
-            state = self.snapshot()
+            state = (snapshot or self.snapshot)()
             assert state is not None, "the execution ended before its hook"
             outcome = callback(state(), copy.deepcopy(event))
             if inspect.isawaitable(outcome):

@@ -22,6 +22,7 @@ from .._shared.results import TokenUsage
 from . import failures, feedback
 from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
 from .caching import cached_request, placed
+from .history import process_history
 from .observe import observers
 from .pause import pause
 from .request import build_system_prompt, last_iteration_params, refuses_forcing, request_params
@@ -135,7 +136,10 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
         if stop is not None:
             return stop
         execution.start_iteration()
-        sent = placed(_params_now(execution, params, limit), params)
+        sent = await process_history(execution, _params_now(execution, params, limit))
+        if isinstance(sent, Failed):
+            return sent
+        sent = placed(sent, params)
         response = await observers.model_call(
             execution, sent, call_model(execution.client, sent, execution.guard, execution.observer)
         )

@@ -68,6 +68,7 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
             "tokens": _usage(execution.tokens),
             "cost_usd": execution.cost_usd,
             "cache_savings_usd": execution.cache_savings_usd,
+            "cost_complete": execution.cost_complete,
             "iterations": execution.iterations,
             "tool_calls": execution.tool_calls,
             "response_model": execution.response_model,

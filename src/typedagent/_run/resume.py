@@ -121,6 +121,7 @@ def restore(execution: Execution, state: PausedState) -> list[Reply]:
     execution.tokens = TokenUsage(**totals["tokens"])
     execution.cost_usd = totals["cost_usd"]
     execution.cache_savings_usd = totals.get("cache_savings_usd", 0.0)
+    execution.cost_complete = totals.get("cost_complete", True)
     execution.iterations = totals["iterations"]
     execution.tool_calls = totals["tool_calls"]
     execution.response_model = totals["response_model"]

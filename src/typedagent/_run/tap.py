@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.stream_call import StreamObserver
 from .hooks import HookObserver
+
+if TYPE_CHECKING:
+    from .._agent.definition import AgentDefinition
 
 __all__ = ["EVENT_TAP", "ExecutionTap", "claim_tap"]
 
@@ -21,6 +24,10 @@ class ExecutionTap(HookObserver, StreamObserver, Protocol):
 
     def claim(self, position: Callable[[], tuple[int, int]]) -> ExecutionTap | None:
         """This tap for the first execution that asks (``position`` tells its attempt and iteration); None after."""
+        ...
+
+    def sub_run(self, agent: AgentDefinition[Any, Any], position: Callable[[], tuple[int, int]]) -> ExecutionTap | None:
+        """A tap for a sub-run of ``agent`` this tap's execution started; None when sub-runs are not watched."""
         ...
 
 

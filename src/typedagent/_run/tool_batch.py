@@ -16,6 +16,7 @@ from . import failures, feedback
 from .approval import apply_decision, external, hold_calls
 from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
 from .reply import Reply
+from .subrun import delegating
 from .tool_call import call_tool, judge, preview_output, run_helper
 
 if TYPE_CHECKING:
@@ -129,11 +130,11 @@ async def _run_helpers(execution: Execution, batch: list[Reply]) -> None:
         return
     toolbox = execution.toolbox
     execution.tool_calls += sum(r.kind == "helper" for r in replies)
-    ctx = execution.context()
-
     limit = execution.agent.max_tool_result_chars
 
     def call(reply: Reply) -> Awaitable[None]:
+        # Each call's own context: an agent made a tool (``as_tool``) runs its sub-run for this call through it.
+        ctx = delegating(execution, reply.block.id)
         return call_tool(reply, partial(run_helper, reply, toolbox.helper(reply.block.name), ctx, limit))
 
     if len(replies) == 1 or any(getattr(toolbox.helper(r.block.name), "sequential", False) for r in replies):

@@ -97,6 +97,8 @@ class Totals(TypedDict):
     cost_usd: Annotated[float, pydantic.Field(ge=0)]
     cache_savings_usd: NotRequired[float]
     """What prompt caching saved so far (negative when writes cost more; absent from older states)."""
+    cost_complete: NotRequired[bool]
+    """False once a sub-run's model had no price: the cost is then unknown (absent from older states)."""
     iterations: Count
     tool_calls: Count
     response_model: str | None

@@ -22,6 +22,7 @@ __all__ = [
     "ExecuteResult",
     "ExecuteSuccess",
     "ExecutionMetadata",
+    "SubExecution",
     "TokenUsage",
 ]
 
@@ -109,7 +110,7 @@ class AttemptRecord:
     iterations: int
     """API calls made in this attempt, failed ones included."""
     tokens: TokenUsage
-    """Tokens of this attempt's responses."""
+    """Tokens of this attempt's responses, and of the sub-executions it started."""
     outcome: AttemptOutcome
     """How the attempt ended."""
     candidate: dict[str, Any] | None
@@ -146,11 +147,12 @@ class ExecutionMetadata:
     """The model that actually answered, as the last response named it (``response.model``: a dated id, or a
     fallback model); None when no response arrived."""
     tokens: TokenUsage
-    """Summed over every API response of every iteration and attempt."""
+    """Summed over every API response of every iteration and attempt, the responses of its sub-executions
+    included."""
     attempts: tuple[AttemptRecord, ...]
     """One record per attempt started."""
     iterations: int
-    """API calls made in total, failed ones included."""
+    """API calls made in total, failed ones included, and those of its sub-executions."""
     latency_ms: float
     """Wall-clock duration of the execution (of a paused and resumed one: its running time, pauses left out)."""
     callback_errors: tuple[CallbackError, ...]
@@ -162,18 +164,40 @@ class ExecutionMetadata:
     """The whole conversation as Messages API params, valid to send again (or to pass as
     ``message_history``)."""
     cost_usd: float | None = None
-    """The estimated price of every response, in US dollars, from the model's list prices (``register_price``
-    adds or replaces one); None when typedagent has no price for the model."""
+    """The estimated price of every response (its sub-executions' included), in US dollars, from the models' list
+    prices (``register_price`` adds or replaces one); None when typedagent has no price for a model that ran."""
     tool_calls: int = 0
-    """Helper calls run, in all attempts."""
+    """Helper calls run, in all attempts (the calls of its sub-agents are in their own metadata)."""
     pauses: int = 0
     """How many times the execution paused for decisions on tool calls (``pausable=True``) and was resumed."""
     cache_savings_usd: float | None = None
     """What prompt caching saved, in US dollars, estimated like ``cost_usd``: the cache reads priced at the input
     price less their read price, minus what the cache writes cost above the input price. Negative when the writes
     cost more than the reads saved (a single call, or a cache that expired between calls); None when typedagent
-    has no price for the model. ``tokens`` has the counts (``cache_read_input_tokens``,
-    ``cache_creation_input_tokens``)."""
+    has no price for a model that ran. Its sub-executions' savings are included, like their cost. ``tokens`` has
+    the counts (``cache_read_input_tokens``, ``cache_creation_input_tokens``)."""
+    sub_executions: tuple[SubExecution, ...] = ()
+    """The executions this one started: each agent it delegated to (``agent.as_tool()``) and each summariser a
+    history processor ran (``typedagent.history.summarize_older``), in the order they ended. Their tokens, cost
+    and API calls are already part of this execution's ``tokens``, ``cost_usd``, ``cache_savings_usd`` and
+    ``iterations``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubExecution:
+    """One execution started by another: a sub-agent it delegated to, or a summariser of its history."""
+
+    agent_name: str
+    """The name of the agent that ran."""
+    tool_call_id: str | None
+    """The id of the parent's tool call that delegated (``agent.as_tool()``); None for a summariser run by a
+    history processor."""
+    ok: bool
+    """Whether the sub-run handed over a valid output."""
+    error_code: AgentErrorCode | None
+    """Why it failed (its ``error.code``); None when it succeeded."""
+    metadata: ExecutionMetadata
+    """The sub-run's own metadata: its tokens, cost, attempts, conversation and its own ``sub_executions``."""
 
 
 @subscriptable

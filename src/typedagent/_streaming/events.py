@@ -42,6 +42,9 @@ class StreamEvent:
     """The attempt it belongs to (1-based)."""
     iteration: int
     """The model call of the attempt it belongs to (1-based; 0 before the attempt's first call)."""
+    sub_agent: str | None = None
+    """The name of the sub-agent whose event this is (``stream_agent(..., include_sub_agents=True)``), its attempt
+    and iteration then being the sub-run's own; None for the streamed agent's own events."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

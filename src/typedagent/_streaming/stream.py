@@ -62,9 +62,12 @@ class AgentStream(Generic[OutputT, PausedT, PausedResultT]):
     ``AgentStream[Output, Paused, ExecutePaused]``: its events and result include those.
     """
 
-    def __init__(self, agent: AgentDefinition[OutputT, Any], arguments: dict[str, Any]) -> None:
+    def __init__(
+        self, agent: AgentDefinition[OutputT, Any], arguments: dict[str, Any], *, include_sub_agents: bool = False
+    ) -> None:
         self._agent = agent
         self._arguments = arguments
+        self._include_sub_agents = include_sub_agents
         self._queue: AsyncBacklog[AgentStreamEvent[OutputT] | Paused | _Raised] = AsyncBacklog()
         self._task: asyncio.Task[None] | None = None
         self._result: PausableResult[OutputT] | None = None
@@ -72,7 +75,7 @@ class AgentStream(Generic[OutputT, PausedT, PausedResultT]):
     async def __aenter__(self) -> Self:
         if self._task is not None:
             raise RuntimeError("a stream_agent(...) stream can be entered once: call stream_agent again to rerun")
-        tap = StreamTap(self._agent, self._queue.put)
+        tap = StreamTap(self._agent, self._queue.put, include_sub_agents=self._include_sub_agents)
         context = contextvars.copy_context()
         context.run(EVENT_TAP.set, tap)
         self._task = asyncio.get_running_loop().create_task(self._execute(tap), context=context)
@@ -147,6 +150,7 @@ def stream_agent(
     message_history: Sequence[MessageParam] | None = None,
     pausable: Literal[False] = False,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT]: ...
 @overload
 def stream_agent(
@@ -161,6 +165,7 @@ def stream_agent(
     message_history: Sequence[MessageParam] | None = None,
     pausable: Literal[False] = False,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT]: ...
 @overload
 def stream_agent(
@@ -175,6 +180,7 @@ def stream_agent(
     message_history: Sequence[MessageParam] | None = None,
     pausable: bool,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT, Paused, ExecutePaused]: ...
 @overload
 def stream_agent(
@@ -189,6 +195,7 @@ def stream_agent(
     message_history: Sequence[MessageParam] | None = None,
     pausable: bool,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT, Paused, ExecutePaused]: ...
 @overload
 def stream_agent(
@@ -202,6 +209,7 @@ def stream_agent(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT, Paused, ExecutePaused]: ...
 @overload
 def stream_agent(
@@ -215,6 +223,7 @@ def stream_agent(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT, Paused, ExecutePaused]: ...
 def stream_agent(
     agent: AgentDefinition[OutputT, Any],
@@ -230,6 +239,7 @@ def stream_agent(
     approve: Approver | None = None,
     resume: PausedState | None = None,
     decisions: Mapping[str, Decision] | None = None,
+    include_sub_agents: bool = False,
 ) -> AgentStream[OutputT, Any, Any]:
     """Run an agent as ``execute_agent`` does, streaming its model calls, and watch it happen.
 
@@ -239,6 +249,8 @@ def stream_agent(
     writes it, attempts starting, validation failures and reflection previews. With ``pausable=True`` (and
     on ``resume=state``) a stream that pauses ends with a ``Paused`` event instead, and its result is the
     ``ExecutePaused``: ``stream_agent(agent, resume=event.state, decisions={...})`` streams on.
+    With ``include_sub_agents=True``, the events of the agents it delegates to (``as_tool``) arrive too, their
+    ``sub_agent`` naming the agent.
 
     Example:
         ``async with stream_agent(agent, "Triage this ticket") as run:``
@@ -263,7 +275,7 @@ def stream_agent(
         resume=resume,
         decisions=decisions,
     )
-    return AgentStream(agent, arguments)
+    return AgentStream(agent, arguments, include_sub_agents=bool(include_sub_agents))
 
 
 def stream_arguments(agent: AgentDefinition[Any, Any], prompt: Any, **options: Any) -> dict[str, Any]:

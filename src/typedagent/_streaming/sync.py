@@ -129,6 +129,7 @@ def stream_agent_sync(
     message_history: Sequence[MessageParam] | None = None,
     pausable: Literal[False] = False,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT]: ...
 @overload
 def stream_agent_sync(
@@ -143,6 +144,7 @@ def stream_agent_sync(
     message_history: Sequence[MessageParam] | None = None,
     pausable: Literal[False] = False,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT]: ...
 @overload
 def stream_agent_sync(
@@ -157,6 +159,7 @@ def stream_agent_sync(
     message_history: Sequence[MessageParam] | None = None,
     pausable: bool,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT, Paused, ExecutePaused]: ...
 @overload
 def stream_agent_sync(
@@ -171,6 +174,7 @@ def stream_agent_sync(
     message_history: Sequence[MessageParam] | None = None,
     pausable: bool,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT, Paused, ExecutePaused]: ...
 @overload
 def stream_agent_sync(
@@ -184,6 +188,7 @@ def stream_agent_sync(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT, Paused, ExecutePaused]: ...
 @overload
 def stream_agent_sync(
@@ -197,6 +202,7 @@ def stream_agent_sync(
     callbacks: ExecuteCallbacks | None = None,
     limits: ExecutionLimits | None = None,
     approve: Approver | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT, Paused, ExecutePaused]: ...
 def stream_agent_sync(
     agent: AgentDefinition[OutputT, Any],
@@ -212,6 +218,7 @@ def stream_agent_sync(
     approve: Approver | None = None,
     resume: PausedState | None = None,
     decisions: Mapping[str, Decision] | None = None,
+    include_sub_agents: bool = False,
 ) -> SyncAgentStream[OutputT, Any, Any]:
     """Blocking ``stream_agent``: same arguments; iterate the result for the events, then read ``run.result``.
 
@@ -239,5 +246,5 @@ def stream_agent_sync(
         resume=resume,
         decisions=decisions,
     )
-    stream: AgentStream[OutputT, Any, Any] = AgentStream(agent, arguments)
+    stream: AgentStream[OutputT, Any, Any] = AgentStream(agent, arguments, include_sub_agents=bool(include_sub_agents))
     return SyncAgentStream(stream)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -44,13 +45,27 @@ class StreamTap(Generic[OutputT]):
     Everything it emits is built fresh or copied: nothing a consumer does to an event changes the run.
     """
 
-    def __init__(self, agent: AgentDefinition[OutputT, Any], emit: Callable[[AgentStreamEvent[OutputT]], None]) -> None:
-        self.emit = emit
+    def __init__(
+        self,
+        agent: AgentDefinition[OutputT, Any],
+        emit: Callable[[AgentStreamEvent[OutputT]], None],
+        *,
+        include_sub_agents: bool = False,
+        sub_agent: str | None = None,
+    ) -> None:
+        self.put = emit
+        """Where events go (the stream's backlog)."""
+        self.emit: Callable[[AgentStreamEvent[OutputT]], None] = emit
+        if sub_agent is not None:
+            self.emit = lambda event: emit(dataclasses.replace(event, sub_agent=sub_agent))
+        self.include_sub_agents = include_sub_agents
         self.output_name = agent.output.name
         self.reflection = agent.reflection_enabled
+        # A sub-agent's output is not of the stream's type: it never streams as a partial (a tool call's input
+        # streams as ToolInputDelta; an answer in text as TextDelta only).
         self.answers_in_text = agent.output.mode != "tool"
         """Native and prompted modes: the output is the text that ends the turn, read from the text deltas."""
-        self.reader = PartialReader(agent.output)
+        self.reader = PartialReader(agent.output) if sub_agent is None else None
         self.position: Callable[[], tuple[int, int]] | None = None
         """The execution's attempt and iteration now; set by the execution that claims the tap."""
         self._calls: dict[int, tuple[str, str]] = {}
@@ -66,6 +81,16 @@ class StreamTap(Generic[OutputT]):
             return None
         self.position = position
         return self
+
+    def sub_run(
+        self, agent: AgentDefinition[Any, Any], position: Callable[[], tuple[int, int]]
+    ) -> StreamTap[Any] | None:
+        """A tap for a sub-run of ``agent``, whose events are tagged with its name; None unless sub-runs are shown."""
+        if not self.include_sub_agents:
+            return None
+        tap = StreamTap[Any](agent, self.put, include_sub_agents=True, sub_agent=agent.name)
+        tap.position = position
+        return tap
 
     @property
     def attempt(self) -> int:
@@ -83,8 +108,8 @@ class StreamTap(Generic[OutputT]):
             delta = event.delta
             if delta.type == "text_delta":
                 self.emit(TextDelta(attempt=self.attempt, iteration=self.iteration, text=delta.text))
-                if self.answers_in_text:
-                    self._answer_text(delta.text, snapshot.id)
+                if self.answers_in_text and self.reader is not None:
+                    self._answer_text(self.reader, delta.text, snapshot.id)
             elif delta.type == "thinking_delta":
                 self.emit(ThinkingDelta(attempt=self.attempt, iteration=self.iteration, thinking=delta.thinking))
             elif delta.type == "input_json_delta" and delta.partial_json and event.index in self._calls:
@@ -105,16 +130,16 @@ class StreamTap(Generic[OutputT]):
         self.emit(
             ToolInputDelta(attempt=self.attempt, iteration=self.iteration, id=use_id, name=name, partial_json=piece)
         )
-        if name != self.output_name:
+        if name != self.output_name or self.reader is None:
             return
         source = self._inputs.get(index, "") + piece
         self._inputs[index] = source
         raw, partial = self.reader.read(source)
         self.emit(PartialOutput(attempt=self.attempt, iteration=self.iteration, id=use_id, partial=partial, raw=raw))
 
-    def _answer_text(self, piece: str, response_id: str) -> None:
+    def _answer_text(self, reader: PartialReader[OutputT], piece: str, response_id: str) -> None:
         self._text += piece
-        read = self.reader.read_text(self._text)
+        read = reader.read_text(self._text)
         if read is not None:
             raw, partial = read
             self.emit(
