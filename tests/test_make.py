@@ -103,7 +103,8 @@ def test_make_test_deps_runs_pytest_at_both_ends_of_the_ranges_beside_venv(fresh
             f"{uv} pip install --quiet --python .venv-{end}/bin/python --resolution {resolution} "
             '-e ".[aiohttp,cli]" --group test-matrix',
             f"TYPEDAGENT_TEST_MATRIX={end} .venv-{end}/bin/python -m pytest -x -q "
-            '-W "ignore:_pytest.python.CallSpec2:pytest.PytestRemovedIn10Warning"',
+            '-W "ignore:_pytest.python.CallSpec2:pytest.PytestRemovedIn10Warning" '
+            '-W "default::pytest.PytestUnraisableExceptionWarning"',
         ]
         positions = [commands.index(line) for line in expected]
         assert positions == sorted(positions)

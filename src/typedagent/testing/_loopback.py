@@ -130,9 +130,15 @@ class LoopbackServer:
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     self._loop.remove_signal_handler(signum)
             server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            # A connection accepted just before close has a handler task that has not run yet (so is not in
+            # _tasks): let it start, then cancel every handler, each closing its transport (never left to the
+            # garbage collector, which would warn of an unclosed socket).
+            await asyncio.sleep(0)
+            while self._tasks:
+                for task in list(self._tasks):
+                    task.cancel()
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+                await asyncio.sleep(0)
             await server.wait_closed()
             self._loop = self._stopping = None
 
