@@ -11,6 +11,7 @@ paced by the API's rate limits, resumable from a journal.
 from ._agent.context import RunContext
 from ._agent.decorator import tool
 from ._agent.definition import AgentDefinition, Instructions, ValidationConfig, Validator, define_agent
+from ._agent.fallback import Alternative, FallbackPolicy
 from ._agent.output import OutputTool
 from ._agent.settings import ModelSettings
 from ._agent.tools import Helper, HelperTool, Tool
@@ -30,6 +31,7 @@ from ._shared.errors import (
     AgentError,
     AgentErrorCode,
     AgentExecutionError,
+    AlternativeFailure,
     ApiErrorContext,
     AttemptErrorsContext,
     CancelledContext,
@@ -54,6 +56,7 @@ from ._shared.events import (
     Callback,
     ExecuteCallbacks,
     ExecutionState,
+    FallbackSwitch,
     ModelResponse,
     ToolCall,
     ToolKind,
@@ -77,6 +80,7 @@ from ._shared.version import __version__
 from ._streaming.events import (
     AgentStreamEvent,
     AttemptStarted,
+    FallbackSwitched,
     Finished,
     Partial,
     PartialOutput,
@@ -105,6 +109,8 @@ __all__ = [
     "AgentExecutionError",
     "AgentStream",
     "AgentStreamEvent",
+    "Alternative",
+    "AlternativeFailure",
     "ApiErrorContext",
     "Approve",
     "AttemptErrorsContext",
@@ -129,6 +135,9 @@ __all__ = [
     "ExecutionMetadata",
     "ExecutionState",
     "ExternalResult",
+    "FallbackPolicy",
+    "FallbackSwitch",
+    "FallbackSwitched",
     "Finished",
     "Helper",
     "HelperTool",

@@ -12,6 +12,7 @@ from typedagent import (
     AgentStreamEvent,
     AttemptStarted,
     ExecuteResult,
+    FallbackSwitched,
     Finished,
     OutputTool,
     Partial,
@@ -66,6 +67,9 @@ def describe(event: AgentStreamEvent[Triage]) -> str:
             return preview
         case AttemptStarted(attempt=attempt):
             return str(attempt)
+        case FallbackSwitched(to_model=model):
+            assert_type(model, str)
+            return model
         case Finished(result=result):
             assert_type(result, ExecuteResult[Triage])
             return "done"

@@ -8,12 +8,13 @@ from typing import Any
 
 from .._shared.errors import AgentDefinitionError
 from .config import ValidationConfig
+from .fallback import Alternative, FallbackPolicy
 from .models import check_model, model_warning
 from .output import OutputTool
 from .remote import Toolset
 from .tools import HelperTool
 
-__all__ = ["check_caching", "check_containers", "check_fields", "output_format_left_out"]
+__all__ = ["check_caching", "check_containers", "check_fallback_options", "check_fields", "output_format_left_out"]
 
 
 def check_fields(
@@ -83,3 +84,18 @@ def output_format_left_out(settings: dict[str, Any], output: OutputTool[Any]) ->
             "holds to the schema, and keep only the other output_config keys (such as 'effort') in model_settings."
         )
     return settings
+
+
+def check_fallback_options(chain: tuple[Alternative, ...], on_refusal: object, policy: object) -> None:
+    """``define_agent``'s ``fallback_on_refusal`` and ``fallback_policy``, checked against the chain."""
+    if not isinstance(on_refusal, bool):
+        raise AgentDefinitionError(f"define_agent(fallback_on_refusal=...) must be True or False, got {on_refusal!r}.")
+    if on_refusal and not chain:
+        raise AgentDefinitionError(
+            "define_agent(fallback_on_refusal=True) needs models to move to: add fallback=[...] (model names, or "
+            "Alternative(model, client=...))."
+        )
+    if policy is not None and not isinstance(policy, FallbackPolicy):
+        raise AgentDefinitionError(
+            f"define_agent(fallback_policy=...) must be a FallbackPolicy, got {type(policy).__name__}."
+        )

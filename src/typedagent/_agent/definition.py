@@ -13,10 +13,11 @@ from typing_extensions import TypeVar
 
 from .._shared.frozen import freeze, fresh_copy, thaw
 from .._shared.generics import subscriptable
-from .checks import check_caching, check_containers, check_fields, output_format_left_out
+from .checks import check_caching, check_containers, check_fallback_options, check_fields, output_format_left_out
 from .config import ValidationConfig
 from .context import RunContext
 from .delegation import DelegationTool, Prompt, Task, agent_tool
+from .fallback import Alternative, FallbackPolicy, fallback_chain
 from .output import OutputTool
 from .processors import HistoryProcessor, checked_processors
 from .remote import Toolset, connect_all
@@ -93,6 +94,12 @@ class AgentDefinition(Generic[OutputT, DepsT]):
     """Tool results longer than this are cut, with a visible marker."""
     history_processors: tuple[HistoryProcessor[DepsT], ...] = ()
     """Applied in order before every model call, each to the previous one's messages (on a copy)."""
+    fallback: tuple[Alternative, ...] = ()
+    """The models a call moves to, in order, when the one before fails (or refuses, with ``fallback_on_refusal``)."""
+    fallback_on_refusal: bool = False
+    """A refusal (``stop_reason == "refusal"``) moves the call to the next model of ``fallback`` too."""
+    fallback_policy: FallbackPolicy = field(default_factory=FallbackPolicy)
+    """What moves a call on, how long an execution stays on an alternative, and the circuit breakers' settings."""
     _tool_params: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
     """Frozen (read-only views): each request sends a fresh thawed copy, which a client may change."""
     _helpers_by_name: Mapping[str, Helper[DepsT]] = field(repr=False, compare=False)
@@ -145,12 +152,16 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         model_settings: ModelSettings | None = None,
         validation: ValidationConfig | None = None,
         history_processors: Sequence[HistoryProcessor[DepsT]] | None = None,
+        fallback: Sequence[str | Alternative] | None = None,
+        fallback_on_refusal: bool | None = None,
+        fallback_policy: FallbackPolicy | None = None,
     ) -> AgentDefinition[OutputT, DepsT]:
         """A copy of this agent with some options replaced, checked as ``define_agent`` checks a new one.
 
         An option left out (or ``None``) keeps this agent's value; ``model_settings`` replaces the settings
-        as a whole (``{**agent.model_settings, "stop_sequences": ["END"]}`` adds one). The output tool, helpers,
-        validators and deps type stay, so the copy has this agent's type.
+        as a whole (``{**agent.model_settings, "stop_sequences": ["END"]}`` adds one), and ``fallback`` the
+        fallback chain (``fallback=[]`` drops it; a test gives the alternatives testing clients). The output tool,
+        helpers, validators and deps type stay, so the copy has this agent's type.
 
         Raises:
             AgentDefinitionError: the new combination is invalid (a thinking budget above a lower
@@ -171,6 +182,9 @@ class AgentDefinition(Generic[OutputT, DepsT]):
             prompt_caching=self.prompt_caching,
             max_tool_result_chars=self.max_tool_result_chars,
             history_processors=self.history_processors if history_processors is None else history_processors,
+            fallback=self.fallback if fallback is None else fallback,
+            fallback_on_refusal=self.fallback_on_refusal if fallback_on_refusal is None else fallback_on_refusal,
+            fallback_policy=self.fallback_policy if fallback_policy is None else fallback_policy,
         )
 
     # Overloads: deps none, the parent's or a function of them; with input_type apart (it fixes InputT for pyright).
@@ -261,6 +275,9 @@ def define_agent(
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
     history_processors: Sequence[HistoryProcessor[None]] = (),
+    fallback: Sequence[str | Alternative] = (),
+    fallback_on_refusal: bool = False,
+    fallback_policy: FallbackPolicy | None = None,
 ) -> AgentDefinition[OutputT, None]: ...
 @overload
 def define_agent(
@@ -279,6 +296,9 @@ def define_agent(
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
     history_processors: Sequence[HistoryProcessor[DepsT]] = (),
+    fallback: Sequence[str | Alternative] = (),
+    fallback_on_refusal: bool = False,
+    fallback_policy: FallbackPolicy | None = None,
 ) -> AgentDefinition[OutputT, DepsT]: ...
 def define_agent(
     *,
@@ -296,6 +316,9 @@ def define_agent(
     max_tool_result_chars: int = 100_000,
     server_tools: Sequence[ServerTool] = (),
     history_processors: Sequence[HistoryProcessor[Any]] = (),
+    fallback: Sequence[str | Alternative] = (),
+    fallback_on_refusal: bool = False,
+    fallback_policy: FallbackPolicy | None = None,
 ) -> AgentDefinition[OutputT, Any]:
     """Define an agent once, in typed code.
 
@@ -320,6 +343,10 @@ def define_agent(
         server_tools: Tools the API runs itself: ``typedagent.server_tools`` or ``{"type": ..., "name": ...}`` dicts.
         history_processors: Functions ``(messages)`` or ``(ctx, messages)``, sync or async, that return the messages
             to send instead, applied in order before every model call (``typedagent.history`` has built-ins).
+        fallback: Models to move a call to, in order, when the one before fails (overloaded, 5xx, connection
+            errors, long rate limits): model names on the same client, or ``Alternative(model, client=...)``.
+        fallback_on_refusal: Move a refused call (``stop_reason == "refusal"``) to the next model too.
+        fallback_policy: What moves a call on, how long to stay on an alternative, the circuit breakers.
 
     Returns:
         The immutable ``AgentDefinition[Output, Deps]``.
@@ -332,6 +359,9 @@ def define_agent(
     check_containers(helpers, validators, validation, model_settings)
     by_name, toolsets, servers = agent_tools(helpers, output, server_tools)
     processors, processor_takes_ctx = checked_processors(history_processors)
+    settings = output_format_left_out(checked_settings(model_settings or {}, max_tokens), output)
+    chain = fallback_chain(fallback, model, max_tokens, settings)
+    check_fallback_options(chain, fallback_on_refusal, fallback_policy)
     return AgentDefinition(
         name=name,
         model=model,
@@ -343,11 +373,14 @@ def define_agent(
         validators=tuple(validators),
         validation=validation or ValidationConfig(),
         max_tokens=max_tokens,
-        model_settings=freeze(output_format_left_out(checked_settings(model_settings or {}, max_tokens), output)),
+        model_settings=freeze(settings),
         deps_type=deps_type,
         prompt_caching=prompt_caching,
         max_tool_result_chars=max_tool_result_chars,
         history_processors=processors,
+        fallback=chain,
+        fallback_on_refusal=fallback_on_refusal,
+        fallback_policy=fallback_policy or FallbackPolicy(),
         _tool_params=tool_params(by_name.values(), output, servers),
         _helpers_by_name=MappingProxyType(by_name),
         _validator_takes_ctx=tuple(validator_takes_ctx(validator) for validator in validators),

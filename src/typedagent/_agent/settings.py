@@ -30,6 +30,7 @@ __all__ = [
     "RESERVED_SETTINGS",
     "TRANSPORT_SETTINGS",
     "ModelSettings",
+    "check_thinking_budget",
     "checked_settings",
     "settings_keys",
 ]
@@ -155,7 +156,7 @@ def checked_settings(model_settings: Mapping[str, Any], max_tokens: int) -> dict
             if key not in known:
                 raise AgentDefinitionError(_unknown_setting(key, known))
             _check_value(key, value)
-    _check_thinking(settings.get("thinking"), max_tokens)
+    check_thinking_budget(settings.get("thinking"), max_tokens)
     return settings
 
 
@@ -234,7 +235,8 @@ def _unknown_setting(key: str, known: frozenset[str]) -> str:
     return f"model_settings key {key!r} is not a parameter of messages.create in anthropic {_sdk_version()}: {hint}"
 
 
-def _check_thinking(thinking: object, max_tokens: int) -> None:
+def check_thinking_budget(thinking: object, max_tokens: int) -> None:
+    """Raise ``AgentDefinitionError`` when a thinking setting's budget is not below ``max_tokens``."""
     if not isinstance(thinking, Mapping):
         return
     budget = thinking.get("budget_tokens")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

@@ -188,6 +188,9 @@ _ADVICE: Final = {
     "and upgrade anthropic.",
     "malformed_response": "The response body was not a Messages API response: check the client's base URL and any "
     "proxy or gateway in between.",
+    "no_model_available": "Every model of the agent's fallback chain was skipped (its circuit breaker open after "
+    "repeated failures, or unable to take the conversation): wait for FallbackPolicy.breaker_cooldown_s, or add "
+    "alternatives on other platforms.",
     "timeout_error": "Check network access to the API, the client's base URL and timeout; the client already retried.",
     "connection_error": "Check network access to the API, the client's base URL and timeout; the client already "
     "retried.",

@@ -8,6 +8,7 @@ from typing import Any, Final, cast
 __all__ = [
     "BETA_ONLY_SETTINGS",
     "EDIT_BETAS",
+    "FALLBACK_BETAS",
     "MCP_BETA",
     "MCP_BETA_WITH_TOOL_CONFIGURATION",
     "beta_messages",
@@ -18,6 +19,12 @@ __all__ = [
 
 BETA_ONLY_SETTINGS: Final = frozenset({"betas", "mcp_servers", "context_management"})
 """The ``model_settings`` keys only the SDK's beta ``messages.create`` takes: a request holding one goes there."""
+
+FALLBACK_BETAS: Final[dict[str, str]] = {
+    "fallbacks": "server-side-fallback-2026-07-01",
+    "fallback_credit_token": "fallback-credit-2026-07-01",
+}
+"""The beta parameters of a fallback chain (typedagent builds them, never ``model_settings``), with their betas."""
 
 MCP_BETA: Final = "mcp-client-2025-11-20"
 """The MCP connector's beta, for ``mcp_servers`` entries configured with ``mcp_toolset`` tools."""
@@ -34,7 +41,7 @@ EDIT_BETAS: Final[dict[str, str]] = {
 
 def needs_beta(params: Mapping[str, Any]) -> bool:
     """Whether the request holds a parameter only the beta ``messages.create`` takes."""
-    return not BETA_ONLY_SETTINGS.isdisjoint(params)
+    return not BETA_ONLY_SETTINGS.isdisjoint(params) or not FALLBACK_BETAS.keys().isdisjoint(params)
 
 
 def check_beta_client(settings: Mapping[str, Any], client: object) -> None:
@@ -74,7 +81,7 @@ def beta_request(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _needed(params: Mapping[str, Any]) -> list[str]:
-    needed: list[str] = []
+    needed: list[str] = [beta for name, beta in FALLBACK_BETAS.items() if params.get(name)]
     servers = params.get("mcp_servers")
     if isinstance(servers, Sequence) and servers:
         entries = cast("Sequence[object]", servers)

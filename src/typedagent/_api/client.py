@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import sys
 import weakref
-from collections.abc import Awaitable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from .._shared.clients import MessagesClient, MessagesResource
 from .._shared.errors import safe_str
 from .api_errors import ApiFailure, not_sent
 from .secrets import attribute, credential_problem
@@ -29,29 +29,6 @@ __all__ = [
 
 
 _BASE_URL = "The base URL (ANTHROPIC_BASE_URL, or the client's base_url)"
-
-
-class MessagesResource(Protocol):
-    """The ``client.messages`` part of a client."""
-
-    def create(self, *args: Any, **kwargs: Any) -> Awaitable[Message]:
-        """Create a message (the Messages API call): an ``async def``, or anything returning an awaitable."""
-        ...
-
-
-class MessagesClient(Protocol):
-    """Any object with an async ``messages.create(**params)`` returning an ``anthropic.types.Message``.
-
-    ``AsyncAnthropic``, ``AsyncAnthropicBedrock``, ``AsyncAnthropicVertex`` and the clients of
-    ``typedagent.testing`` all qualify. What the call raises while it is awaited comes back as an
-    ``API_ERROR`` result; what calling ``create`` raises, before it returns anything to await (a
-    keyword it does not take), is a programming error and propagates.
-    """
-
-    @property
-    def messages(self) -> MessagesResource:
-        """The Messages resource."""
-        ...
 
 
 class UnbuiltClient:

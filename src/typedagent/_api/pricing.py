@@ -251,6 +251,11 @@ BUILT_IN: Final[Mapping[str, ModelPrice]] = {
 
 _registered: dict[str, ModelPrice] = {}
 _DATED: Final = re.compile(r"^(?P<base>.+)-\d{8}$")
+_PLATFORM: Final = re.compile(
+    r"^(?:[a-z-]+\.)?anthropic\.(?P<name>[^:@]+?)(?:-v\d+(?::\d+)?)?$|^(?P<vertex>[^@]+)@\w+$"
+)
+"""A Bedrock id (``anthropic.claude-opus-4-8``, ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``) or a Vertex AI
+one (``claude-sonnet-4-5@20250929``): the model's own name is in it."""
 
 
 def register_price(model: str, price: ModelPrice) -> None:
@@ -279,9 +284,17 @@ def register_price(model: str, price: ModelPrice) -> None:
 def price_for(model: str) -> ModelPrice | None:
     """The price of ``model``: a registered one, else the built-in one; None when typedagent has none.
 
-    A dated id (``claude-sonnet-4-5-20250929``) has the price of its model unless it was registered itself.
+    A dated id (``claude-sonnet-4-5-20250929``) has the price of its model unless it was registered itself, and so
+    does a Bedrock or Vertex AI id (``us.anthropic.claude-sonnet-4-6``, ``claude-sonnet-4-5@20250929``): the
+    first-party list price (register the platform's id for the platform's own price).
     """
-    for name in (model, *(match["base"] for match in [_DATED.match(model)] if match)):
+    platform = _PLATFORM.match(model)
+    names = [model]
+    if platform is not None:
+        names.append(platform["name"] or platform["vertex"])
+    for name in list(names):
+        names.extend(match["base"] for match in [_DATED.match(name)] if match)
+    for name in names:
         price = _registered.get(name) or BUILT_IN.get(name)
         if price is not None:
             return price

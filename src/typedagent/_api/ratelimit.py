@@ -139,6 +139,8 @@ class Ticket:
     output_cost: float
     sent: float = 0.0
     taken_after: dict[Dimension, float] = field(default_factory=dict)
+    max_pause: float | None = None
+    """The longest 429 pause this call waits out (a fallback chain moves it on instead); None: any."""
 
     def cost(self, dimension: Dimension) -> float:
         return 1.0 if dimension == "requests" else self.input_cost if dimension == "input-tokens" else self.output_cost
@@ -177,9 +179,13 @@ class RateLimiter:
         self._wake = asyncio.Event()
         self._dispatcher: asyncio.Task[None] | None = None
 
-    async def acquire(self, max_tokens: object, *, first: bool = False) -> Ticket:
-        """Wait for a turn; ``first`` puts a call refused with a 429 back at the head of the line."""
-        ticket = Ticket(0.0, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0)
+    async def acquire(self, max_tokens: object, *, first: bool = False, max_pause: float | None = None) -> Ticket:
+        """Wait for a turn; ``first`` puts a call refused with a 429 back at the head of the line.
+
+        ``max_pause``: a pause after a 429 longer than this is not waited out by this call (it goes, and the API's
+        answer decides): a fallback chain's call that another model can take.
+        """
+        ticket = Ticket(0.0, max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 0, max_pause=max_pause)
         if not self._queue and self._delay(ticket) == 0:
             self._admit(ticket)
             return ticket
@@ -203,7 +209,7 @@ class RateLimiter:
 
     def _delay(self, ticket: Ticket) -> float:
         now = time.monotonic()
-        if now < self.paused_until:
+        if now < self.paused_until and (ticket.max_pause is None or self.paused_until - now <= ticket.max_pause):
             return self.paused_until - now
         if self.in_flight >= max(1, int(self.window)):
             return math.inf

@@ -10,12 +10,14 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
 from .api_errors import RefusedWhenCalled
+from .beta import beta_messages
+from .fallback import WAIT_CAP, over_wait_cap
 from .ratelimit import RateLimiter, RateLimits, Ticket
 
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-    from .client import MessagesClient
+    from .client import MessagesClient, MessagesResource
 
 __all__ = ["limited_client"]
 
@@ -38,7 +40,7 @@ class _Middleware:
         waited = 0.0
         first = False
         while True:
-            ticket = await limiter.acquire(json_data.get("max_tokens"), first=first)
+            ticket = await limiter.acquire(json_data.get("max_tokens"), first=first, max_pause=WAIT_CAP.get())
             try:
                 response = await call_next(request)
             except BaseException:
@@ -47,6 +49,8 @@ class _Middleware:
             headers = response.headers
             if response.status_code == 429:
                 pause = limiter.refused(ticket, headers)
+                if over_wait_cap(pause):
+                    return response  # a fallback chain moves the call on: the API's retry-after as it is
                 if limiter.gives_up(waited, pause):
                     # More than it may wait: the SDK's own retries take it from here, and the SDK waits as long
                     # as retry-after says. It is told to wait what is left of max_wait_s at most.
@@ -73,11 +77,25 @@ def _bound_retry_after(headers: Any, seconds: float) -> None:
 
 
 class _LimitedMessages:
-    def __init__(self, client: _LimitedClient) -> None:
+    def __init__(self, client: _LimitedClient, *, beta: bool = False) -> None:
         self._client = client
+        self._beta = beta
 
     async def create(self, **params: Any) -> Message:
-        return await self._client.create(params)
+        return await self._client.create(params, beta=self._beta)
+
+
+class _LimitedBeta:
+    """``client.beta``: requests with beta parameters, paced by the same limiter."""
+
+    def __init__(self, client: _LimitedClient) -> None:
+        self.messages = _LimitedMessages(client, beta=True)
+
+
+def _messages(client: object, beta: bool) -> MessagesResource:
+    """The Messages resource a request goes through: ``client.messages``, or ``client.beta.messages``."""
+    resource: MessagesResource = getattr(client, "beta").messages if beta else getattr(client, "messages")  # noqa: B009
+    return resource
 
 
 class _LimitedClient:
@@ -90,8 +108,10 @@ class _LimitedClient:
         self.limiter = limiter
         self.with_middleware = with_middleware
         self.messages = _LimitedMessages(self)
+        self.beta = _LimitedBeta(self) if beta_messages(client) is not None else None
+        """``client.beta``, when the wrapped client has one."""
 
-    async def create(self, params: dict[str, Any]) -> Message:
+    async def create(self, params: dict[str, Any], *, beta: bool = False) -> Message:
         # Middleware only while the responses may carry rate-limit headers: without them (a gateway, a test
         # server) pacing around the call does the same job without the SDK's middleware path.
         if self.with_middleware is not None and self.limiter.headers is not False:
@@ -99,7 +119,7 @@ class _LimitedClient:
             token = _CALL.set(tickets)
             try:
                 try:
-                    call = self.with_middleware.messages.create(**params)
+                    call = _messages(self.with_middleware, beta).create(**params)
                 except Exception as exc:
                     raise RefusedWhenCalled(exc) from exc
                 message = await call
@@ -108,17 +128,17 @@ class _LimitedClient:
             if tickets:
                 self.limiter.settle(tickets[-1], message)
             return message
-        return await self._paced(params)
+        return await self._paced(params, beta)
 
-    async def _paced(self, params: dict[str, Any]) -> Message:
+    async def _paced(self, params: dict[str, Any], beta: bool) -> Message:
         """The same pacing around a client without middleware: a 429 arrives as the exception it raises."""
         limiter = self.limiter
         waited = 0.0
         first = False
         while True:
-            ticket = await limiter.acquire(params.get("max_tokens"), first=first)
+            ticket = await limiter.acquire(params.get("max_tokens"), first=first, max_pause=WAIT_CAP.get())
             try:
-                call = self.client.messages.create(**params)
+                call = _messages(self.client, beta).create(**params)
             except Exception as exc:
                 limiter.release(ticket, None)
                 raise RefusedWhenCalled(exc) from exc
@@ -130,7 +150,7 @@ class _LimitedClient:
                 headers: Mapping[str, str] = getattr(response, "headers", None) or {}
                 if status == 429:
                     pause = limiter.refused(ticket, headers)
-                    if limiter.gives_up(waited, pause):
+                    if over_wait_cap(pause) or limiter.gives_up(waited, pause):
                         raise
                     waited += pause
                     first = True

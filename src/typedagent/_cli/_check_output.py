@@ -7,11 +7,11 @@ schema the grammar cannot express at all is refused earlier, when the agent is d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, cast
 
 from .._agent.definition import AgentDefinition
+from .._api.hop import NO_STRUCTURED_OUTPUTS
 from .._shared.frozen import thaw
 
 __all__ = ["MAX_OPTIONAL_PARAMETERS", "MAX_STRICT_TOOLS", "MAX_UNION_PARAMETERS", "output_problems"]
@@ -22,11 +22,6 @@ MAX_UNION_PARAMETERS: Final = 16
 """Anthropic's limits on the strict schemas of one request, counted together (the strict tools and the native
 output's format), as pydantic-ai counts them (``pydantic_ai/models/_anthropic_schema_limits.py``): only what is
 reached without following a ``$ref``, so that a request the API accepts is never reported."""
-
-NO_STRUCTURED_OUTPUTS: Final = re.compile(r"claude-(?:instant|2|3)|claude-(?:sonnet|opus)-4(?!-[1-9](?:\D|$))")
-"""Models without structured outputs and strict tools (Claude 3 and earlier, Sonnet 4 and Opus 4 before 4.1:
-``claude-sonnet-4-0``, ``claude-opus-4-20250514``, ``claude-sonnet-4@20250514``, not ``claude-sonnet-4-5``): newer
-ones have them, so a model this does not match is taken to (a Bedrock or Vertex id names the model inside it)."""
 
 
 def output_problems(agent: AgentDefinition[Any, Any], params: Sequence[Any]) -> list[str]:
@@ -50,6 +45,13 @@ def output_problems(agent: AgentDefinition[Any, Any], params: Sequence[Any]) -> 
             f"strict tools ({names}): model {agent.model!r} does not take strict: true; drop strict, or use a newer "
             "model"
         )
+    needs = "mode='native'" if output.mode == "native" else "strict tools" if strict else None
+    for alternative in agent.fallback if needs is not None else ():
+        if NO_STRUCTURED_OUTPUTS.search(alternative.model) is not None:
+            problems.append(
+                f"fallback: model {alternative.model!r} has no structured outputs, which {needs} needs: a call never "
+                "moves to it (it is skipped); put a newer model in the chain, or use mode='prompted'"
+            )
     output_schema = None if output._format is None else thaw(output._format)["schema"]
     exceeded = exceeded_limit([tool.get("input_schema") or {} for tool in strict], output_schema)
     if exceeded is not None:

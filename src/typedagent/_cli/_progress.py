@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._shared.events import (
     AttemptStart,
     ExecuteCallbacks,
     ExecutionState,
+    FallbackSwitch,
     ModelResponse,
     ToolCall,
     ToolResult,
@@ -16,76 +18,14 @@ from .._shared.events import (
 )
 from .._shared.pausing import ExecutePaused, PausedState
 from .._shared.results import ExecuteFailure
+from ._lines import Lines, RichLines, make_lines
 from ._summary import Summary, duration, plural, to_json
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._shared.pausing import PausableResult
 
-__all__ = ["Lines", "Progress", "Summary", "make_lines", "to_json"]
-
-Part = str | tuple[str, str]
-"""A piece of a line: plain text, or ``(text, rich style)``."""
-
-
-class Lines:
-    """Writes lines to a stream; plain text. ``RichLines`` adds colour and a live status line."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def line(self, *parts: Part) -> None:
-        """Write one line made of ``parts``."""
-        self.stream.write("".join(p if isinstance(p, str) else p[0] for p in parts) + "\n")
-        self.stream.flush()
-
-    def status(self, text: str) -> None:
-        """Show what is happening right now (only a terminal can show it)."""
-
-    def close(self) -> None:
-        """Remove the status line."""
-
-
-class RichLines(Lines):
-    """``Lines`` through rich: styles on a terminal, none in a pipe, and a spinner with the current step."""
-
-    def __init__(self, stream: TextIO) -> None:
-        super().__init__(stream)
-        from rich.console import Console
-
-        # soft_wrap: long lines stay whole in logs; markup/emoji off: model text is never interpreted.
-        self.console = Console(file=stream, highlight=False, soft_wrap=True, markup=False, emoji=False)
-        self._status: Any = None
-
-    def line(self, *parts: Part) -> None:
-        """Write one line made of ``parts``, styled."""
-        from rich.text import Text
-
-        self.console.print(Text.assemble(*parts))
-
-    def status(self, text: str) -> None:
-        """Update the spinner line (terminals only)."""
-        if not self.console.is_terminal:
-            return
-        if self._status is None:
-            self._status = self.console.status(text)
-            self._status.start()
-        else:
-            self._status.update(text)
-
-    def close(self) -> None:
-        """Stop the spinner."""
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-
-def make_lines(stream: TextIO) -> Lines:
-    """Rich lines when rich is installed (the ``cli`` extra), plain lines otherwise."""
-    try:
-        return RichLines(stream)
-    except ImportError:
-        return Lines(stream)
+__all__ = ["Lines", "Progress", "RichLines", "Summary", "make_lines", "to_json"]
 
 
 class Progress:
@@ -115,6 +55,7 @@ class Progress:
             on_validation_failure=self._validation_failure,
             on_pause=self._pause,
             on_resume=self._resume,
+            on_fallback=partial(_fallback, self),
         )
 
     def _emit(self, event: str, state: ExecutionState | None, **fields: Any) -> None:
@@ -295,3 +236,21 @@ class Progress:
 def _clip(text: str, width: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else f"{line[: width - 1]}…"
+
+
+def _fallback(self: Progress, state: ExecutionState, event: FallbackSwitch) -> None:
+    """A switch to another model of the fallback chain: a JSON event, or a line."""
+    if self.json_events:
+        self._emit(
+            "fallback",
+            state,
+            from_model=event.from_model,
+            to_model=event.to_model,
+            reason=event.reason,
+            status_code=event.status_code,
+            server_side=event.server_side,
+        )
+        return
+    self.lines.line(
+        ("  ↪ ", "magenta"), f"{event.from_model} → ", (event.to_model, "bold"), (f" · {event.reason}", "dim")
+    )

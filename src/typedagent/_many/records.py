@@ -15,7 +15,7 @@ import pydantic
 import pydantic_core
 
 from .._agent.definition import AgentDefinition
-from .._shared.errors import AgentError, AgentErrorCode, ErrorContext, JournalError
+from .._shared.errors import AgentError, AgentErrorCode, AlternativeFailure, ErrorContext, JournalError
 from .._shared.pausing import ExecutePaused, PausableResult, PausedState
 from .._shared.results import (
     AttemptOutcome,
@@ -62,6 +62,7 @@ def record_line(
         "cost_usd": meta.cost_usd,
         "cache_savings_usd": meta.cache_savings_usd,
         "tool_calls": meta.tool_calls,
+        "models_used": meta.models_used,
         "agent": agent.name,
         "model": meta.model,
         "iterations": meta.iterations,
@@ -146,6 +147,7 @@ def _metadata_of(record: Mapping[str, Any], messages: list[Any]) -> ExecutionMet
         cache_savings_usd=record.get("cache_savings_usd"),
         tool_calls=record.get("tool_calls", 0),
         pauses=record.get("pauses", 0),
+        models_used=tuple(record.get("models_used", ())),
     )
 
 
@@ -176,8 +178,16 @@ def _attempt_of(data: Mapping[str, Any]) -> AttemptRecord:
     )
 
 
+_ALTERNATIVE_FIELDS: Final = frozenset(field.name for field in dataclasses.fields(AlternativeFailure))
+
+
 def _tuples(value: Any) -> Any:
-    """JSON lists back to the tuples the context classes hold."""
+    """JSON lists back to the tuples the context classes hold (a fallback chain's failures as their class)."""
+    if isinstance(value, dict):
+        entry = cast("dict[str, Any]", value)  # pyright leaves it partly Unknown
+        if {"model", "error_type"} <= entry.keys() <= _ALTERNATIVE_FIELDS:
+            return AlternativeFailure(**entry)
+        return entry
     if isinstance(value, list):
         items = cast("list[Any]", value)  # type: ignore[redundant-cast]  # pyright leaves it partly Unknown
         return tuple(_tuples(item) for item in items)

@@ -7,13 +7,14 @@ import os
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Generic
+from typing import Any, Final, Generic, cast
 
 from typing_extensions import TypeVar
 
 from .._agent.definition import AgentDefinition
 from .._api.batch_client import BatchingClient
 from .._api.client import CLIENT_IN_CONTEXT, MessagesClient, close_client, default_client
+from .._api.fallback import SHARED_BREAKERS, SharedFallback
 from .._api.message_batches import MessageBatches
 from .._api.ratelimit import RateLimits
 from .._api.ratelimit_client import limited_client
@@ -67,8 +68,10 @@ async def _run_one(
     callbacks: ExecuteCallbacks | None,
     abort_event: AbortEvent | None,
     pausable: bool,
+    shared: SharedFallback,
 ) -> PausableResult[Any]:
     EXECUTION_KEY.set(job.key)  # this task's own context: its callbacks see the key
+    SHARED_BREAKERS.set(shared)  # and its fallback chain's circuit breakers are the run's
     return await execute(
         agent,
         job.prompt,
@@ -117,6 +120,8 @@ class _Batch:
         self.fingerprints: dict[str, str] = {}
         self.done: list[asyncio.Future[Any]] = []
         self.wake = asyncio.Event()
+        self.shared = SharedFallback()
+        """What the executions share of their fallback chains: circuit breakers, the alternatives' clients."""
 
     def on_done(self, future: asyncio.Future[Any]) -> None:
         """Done-callback of every execution, read and abort watcher: O(1) per completion, however many run."""
@@ -172,7 +177,9 @@ class _Batch:
             self.resumed.append(ManyResult(index=index, key=job.key, result=record, resumed=True))
             return
         task = asyncio.ensure_future(
-            _run_one(self.agent, job, self.client, self.limits, self.callbacks, self.abort_event, self.pausable)
+            _run_one(
+                self.agent, job, self.client, self.limits, self.callbacks, self.abort_event, self.pausable, self.shared
+            )
         )
         task.add_done_callback(self.on_done)
         self.running[task] = job
@@ -306,6 +313,9 @@ async def _shared_client(
     if transport is not None:
         return await batching_client(batch.client, transport, journal_path, lambda: len(batch.running))
     if rate_limits is not None:
+        # Each alternative of the agent's fallback chain on a client of its own is paced by that client's limiter.
+        concurrency = batch.concurrency
+        batch.shared.wrap = lambda client: limited_client(cast("MessagesClient", client), rate_limits, concurrency)
         return limited_client(batch.client, rate_limits, batch.concurrency)
     return batch.client
 

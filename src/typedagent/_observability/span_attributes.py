@@ -13,6 +13,7 @@ from .._shared.results import ExecuteFailure
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
+    from .._shared.events import FallbackSwitch
     from .._shared.pausing import PausableResult
     from .._shared.results import TokenUsage
 
@@ -23,6 +24,7 @@ __all__ = [
     "chat_response_attributes",
     "content_json",
     "execution_end_attributes",
+    "fallback_attributes",
     "messages_content",
     "server_call_events",
     "usage_attributes",
@@ -92,8 +94,24 @@ def execution_end_attributes(result: PausableResult[Any]) -> dict[str, Any]:
         attributes["gen_ai.response.model"] = meta.response_model
     if meta.cost_usd is not None:
         attributes["typedagent.cost_usd"] = meta.cost_usd
+    if len(set(meta.models_used)) > 1:
+        attributes["typedagent.models_used"] = meta.models_used  # the calls went to more than one model
     if isinstance(result, ExecuteFailure):
         attributes["error.type"] = result.error.code.value
+    return attributes
+
+
+def fallback_attributes(event: FallbackSwitch) -> dict[str, Any]:
+    """A switch to another model of the fallback chain, for the next ``chat`` span and the execution span's event."""
+    attributes: dict[str, Any] = {
+        "typedagent.fallback.from_model": event.from_model,
+        "typedagent.fallback.to_model": event.to_model,
+        "typedagent.fallback.position": event.position,
+        "typedagent.fallback.reason": event.reason,
+        "typedagent.fallback.server_side": event.server_side,
+    }
+    if event.status_code is not None:
+        attributes["typedagent.fallback.status_code"] = event.status_code
     return attributes
 
 

@@ -32,12 +32,14 @@ if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._run.execution import Execution
     from .._run.reply import Reply
+    from .._shared.events import FallbackSwitch
     from .._shared.pausing import ExecutePaused, PausableResult
     from .._shared.results import AttemptRecord
 
 __all__ = [
     "TracingObserver",
     "attempt_ended",
+    "fell_back",
     "paused",
     "traced_execution",
     "traced_model_call",
@@ -60,6 +62,8 @@ class _Traced:
     """The client emits a span per model call itself, into the same provider."""
     secrets: tuple[str, ...]
     instructions_recorded: bool = False
+    switch: FallbackSwitch | None = None
+    """The switch to another model of the fallback chain that the next model call makes, if any."""
 
 
 _CURRENT: ContextVar[_Traced | None] = ContextVar("typedagent_trace", default=None)
@@ -173,12 +177,17 @@ async def _observe_model_call(
     started = time.perf_counter()
     span: Any = None
     if traced is None or traced.sdk_spans:
+        if traced is not None:
+            traced.switch = None
         response = await call
     else:
         from opentelemetry.trace import SpanKind, use_span
 
         model = params.get("model", "")
         attributes = attrs.chat_request_attributes(params, traced.conversation_id)
+        if traced.switch is not None:
+            attributes.update(attrs.fallback_attributes(traced.switch))
+        traced.switch = None
         span = traced.tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
         with use_span(span, end_on_exit=True):
             response = await call
@@ -347,6 +356,15 @@ def paused(execution: Execution, result: ExecutePaused) -> None:
     )
 
 
+def fell_back(execution: Execution, event: FallbackSwitch) -> None:
+    """An event on the execution span per switch to another model; the next ``chat`` span carries it too."""
+    traced = _CURRENT.get()
+    if traced is None:
+        return
+    traced.switch = event
+    traced.span.add_event("typedagent.fallback", attrs.fallback_attributes(event))
+
+
 class TracingObserver:
     """The loop's observer for spans and log lines (``RunObserver``): registered once by ``typedagent/__init__``."""
 
@@ -357,3 +375,4 @@ class TracingObserver:
     tool_call = staticmethod(traced_tool_call)
     attempt_ended = staticmethod(attempt_ended)
     paused = staticmethod(paused)
+    fell_back = staticmethod(fell_back)

@@ -56,12 +56,14 @@ def check_arguments(
         )
     if limits is not None and not isinstance(limits, ExecutionLimits):
         raise TypeError(f"limits must be an ExecutionLimits, got {type(limits).__name__}.")
-    if limits is not None and limits.max_cost_usd is not None and price_for(agent.model) is None:
-        raise ValueError(
-            f"ExecutionLimits.max_cost_usd needs the price of model {agent.model!r}, which typedagent does not know: "
-            f"call typedagent.register_price({agent.model!r}, ModelPrice(input=..., output=..., cache_write=..., "
-            "cache_read=...)) first, or drop max_cost_usd."
-        )
+    if limits is not None and limits.max_cost_usd is not None:
+        for model in (agent.model, *(alternative.model for alternative in agent.fallback)):
+            if price_for(model) is None:
+                raise ValueError(
+                    f"ExecutionLimits.max_cost_usd needs the price of model {model!r}, which typedagent does not "
+                    f"know: call typedagent.register_price({model!r}, ModelPrice(input=..., output=..., "
+                    "cache_write=..., cache_read=...)) first, or drop max_cost_usd."
+                )
     if callbacks is not None and not isinstance(callbacks, ExecuteCallbacks):
         raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
     if history is not None and prompt is not None:
@@ -69,6 +71,12 @@ def check_arguments(
     if client is not None:
         check_client(client)
         check_beta_client(agent.model_settings, client)
+    for alternative in agent.fallback:
+        if alternative.client is not None:
+            check_client(alternative.client)
+        if alternative.client is not None or client is not None:
+            settings = agent.model_settings if alternative.model_settings is None else alternative.model_settings
+            check_beta_client(settings, alternative.client or client)
     if abort_event is not None and not _is_event(abort_event):
         raise TypeError(
             f"abort_event must be a threading.Event or an asyncio.Event, got {type(abort_event).__name__}: "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .._agent.context import RunContext
-from .._api.pricing import ModelPrice, Priced, price_for, priced_usage
+from .._api.pricing import ModelPrice, Priced, price_for
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
 from .._shared.limits import ExecutionLimits, Guard, Interrupted
@@ -27,6 +27,7 @@ from .._shared.results import (
 from . import failures
 from .attempt import Attempt, AttemptEnd, Failed
 from .conversation import Conversation
+from .fallback_state import FallbackState
 from .hooks import Hooks
 from .tap import ExecutionTap, claim_tap
 from .toolbox import Toolbox
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from anthropic.types import MessageParam
 
     from .._agent.definition import AgentDefinition
-    from .._api.api_errors import ApiFailure
     from .._api.client import MessagesClient
     from .._shared.pausing import PausableResult
 
@@ -81,6 +81,10 @@ class Execution:
     """What the prompt cache saved on the responses so far (0 when the model has no price)."""
     response_model: str | None = None
     """The model the last response named."""
+    models_used: list[str] = field(default_factory=list[str])
+    """The model that answered each call that got a response, in order."""
+    fallback: FallbackState = field(default_factory=FallbackState)
+    """Where the model calls go in the agent's fallback chain (``_run/fallback.py``)."""
     observer: ExecutionTap | None = field(init=False)
     """The tap of the ``stream_agent`` call running this execution: its model calls stream, its events go there."""
     toolbox: Toolbox = field(init=False)
@@ -134,13 +138,6 @@ class Execution:
         for execution in lineage(self):
             execution.iterations -= 1
 
-    def account_failed_call(self, failure: ApiFailure) -> None:
-        """Account for a failed model call: a malformed response's readable tokens; no iteration if nothing was sent."""
-        if failure.usage is not None:
-            self.add_usage(failure.usage)
-        if not failure.sent:
-            self.take_back_iteration()
-
     def add_usage(self, usage: TokenUsage, priced: Priced | None = None) -> None:
         """Add tokens (and their price: ``priced``, or the model's price of ``usage``) here and up the lineage."""
         price = self.price
@@ -154,17 +151,6 @@ class Execution:
                 execution.cache_savings_usd += priced.cache_savings_usd
             else:
                 execution.cost_complete = False
-
-    def add_response_usage(self, raw: object) -> TokenUsage:
-        """Add a response's own ``usage`` (read once, priced per model that ran each part); return its counts."""
-        priced = priced_usage(raw, self.price)
-        self.add_usage(priced.usage, priced)
-        return priced.usage
-
-    def answered_by(self, model: object) -> None:
-        """Record the model a response named (the one that answered, not the alias requested)."""
-        if isinstance(model, str) and model:
-            self.response_model = model
 
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
@@ -231,8 +217,9 @@ class Execution:
         return ExecuteFailure(error=error, metadata=self.metadata())
 
     def metadata(self) -> ExecutionMetadata:
-        """Accounting for the execution so far."""
-        priced = self.price is not None and self.cost_complete  # every sub-run's model had a price too
+        """Accounting for the execution so far (no cost when a response's model has no price)."""
+        # Every response had a price, its sub-runs' too; before any response, the agent's model has one.
+        priced = self.cost_complete and (self.price is not None or bool(self.models_used))
         return ExecutionMetadata(
             model=self.agent.model,
             response_model=self.response_model,
@@ -248,6 +235,7 @@ class Execution:
             tool_calls=self.tool_calls,
             pauses=self.pauses,
             sub_executions=tuple(self.sub_executions),
+            models_used=tuple(self.models_used),
         )
 
 

@@ -11,6 +11,7 @@ from .._api.api_errors import ApiFailure
 from .._shared.errors import (
     AgentError,
     AgentErrorCode,
+    AlternativeFailure,
     ApiErrorContext,
     AttemptErrorsContext,
     CancelledContext,
@@ -170,8 +171,11 @@ def max_iterations(where: Where, limit: int, output_name: str) -> AgentError:
     )
 
 
-def api_error(where: Where, failure: ApiFailure) -> AgentError:
-    """``API_ERROR``: the client raised (after its own retries), answered something unreadable, or could not send."""
+def api_error(where: Where, failure: ApiFailure, alternatives: tuple[AlternativeFailure, ...] = ()) -> AgentError:
+    """``API_ERROR``: the client raised (after its own retries), answered something unreadable, or could not send.
+
+    ``alternatives``: the models of the fallback chain tried for the call, the failing one last.
+    """
     status, cause = failure.status_code, failure.cause
     if failure.error_type == "request_not_sent":
         what = f"The request was not sent: the client raised {type(cause).__name__} before sending it "
@@ -184,16 +188,28 @@ def api_error(where: Where, failure: ApiFailure) -> AgentError:
     return _error(
         where,
         AgentErrorCode.API_ERROR,
-        sentences(what, failure.advice),
+        sentences(_chain_account(alternatives, what), failure.advice),
         ApiErrorContext(
             status_code=status,
             error_type=failure.error_type,
             request_id=failure.request_id,
             attempt=where.attempt,
             iteration=where.iteration,
+            alternatives=alternatives,
         ),
         cause=cause,
     )
+
+
+def _chain_account(alternatives: tuple[AlternativeFailure, ...], last: str) -> str:
+    """``last`` (what happened to the call), after what every model of the fallback chain did when several were."""
+    if len(alternatives) < 2:
+        return last
+    tried = ", ".join(
+        f"{entry.model!r} {entry.error_type}{f' (HTTP {entry.status_code})' if entry.status_code else ''}"
+        for entry in alternatives
+    )
+    return f"No model of the fallback chain answered: {tried} (each in error.context.alternatives). The last: {last}"
 
 
 def unknown_stop_reason(where: Where, stop_reason: str | None) -> AgentError:
@@ -214,14 +230,18 @@ def unknown_stop_reason(where: Where, stop_reason: str | None) -> AgentError:
     )
 
 
-def refusal(where: Where, text: str) -> AgentError:
-    """``REFUSAL``: the model refused (``stop_reason == "refusal"``)."""
+def refusal(where: Where, text: str, alternatives: tuple[AlternativeFailure, ...] = ()) -> AgentError:
+    """``REFUSAL``: the model refused (``stop_reason == "refusal"``), and so did every model it moved on to."""
+    said = f" Model said: {text!r}" if text else ""
     return _error(
         where,
         AgentErrorCode.REFUSAL,
-        "The model refused to answer. Rephrase the prompt or instructions; retrying the same input "
-        f"is unlikely to help.{f' Model said: {text!r}' if text else ''}",
-        RefusalContext(attempt=where.attempt, iteration=where.iteration, text=text),
+        _chain_account(
+            alternatives,
+            "The model refused to answer. Rephrase the prompt or instructions; retrying the same input is unlikely to "
+            f"help.{said}",
+        ),
+        RefusalContext(attempt=where.attempt, iteration=where.iteration, text=text, alternatives=alternatives),
     )
 
 

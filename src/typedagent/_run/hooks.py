@@ -15,6 +15,7 @@ from .._shared.events import (
     Callback,
     ExecuteCallbacks,
     ExecutionState,
+    FallbackSwitch,
     ModelResponse,
     ToolCall,
     ToolResult,
@@ -146,6 +147,13 @@ class Hooks:
         """A JSON answer's preview (observer only)."""
         if self.observer is not None:
             self.observer.hook_event(event)
+
+    async def fallback(self, event: FallbackSwitch) -> None:
+        """``on_fallback``."""
+        if self.observer is not None:
+            self.observer.hook_event(event)
+        if self.callbacks is not None:
+            await self._call("on_fallback", self.callbacks.on_fallback, event)
 
     async def _call(
         self, hook: str, callback: Callback[Any] | None, event: object, snapshot: Snapshot | None = None

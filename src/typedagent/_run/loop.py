@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._api.api_errors import ApiFailure
 from .._api.container import carry_container
-from .._api.model_call import call_model
 from .._shared.errors import AgentError, AgentErrorCode
 from .._shared.events import AttemptStart, ModelResponse, ValidationFailure
 from .._shared.limits import Interrupted
 from .._shared.results import TokenUsage
 from . import failures, feedback
+from .accounting import add_response_usage
 from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
 from .caching import cached_request, placed
+from .fallback import call_through_chain
 from .history import process_history
 from .observe import observers
 from .pause import pause
@@ -140,17 +141,16 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
         if isinstance(sent, Failed):
             return sent
         sent = placed(sent, params)
-        response = await observers.model_call(
-            execution, sent, call_model(execution.client, sent, execution.guard, execution.observer)
-        )
+        response = await call_through_chain(execution, sent)
+        if isinstance(response, Failed):
+            return response  # a limit reached between two models of the fallback chain
         if isinstance(response, Interrupted):
             return execution.interrupted(response, "iteration")
         if isinstance(response, ApiFailure):
-            execution.account_failed_call(response)
             if execution.can_force and refuses_forcing(response, sent):
                 _stop_forcing(execution, params)
                 continue
-            return Failed(failures.api_error(execution.where(), response))
+            return Failed(failures.api_error(execution.where(), response, tuple(execution.fallback.tried)))
         carry_container(params, response)
         end = await _handle_response(execution, response)
         if end is not None:
@@ -186,8 +186,7 @@ def _params_now(execution: Execution, params: dict[str, Any], limit: int) -> dic
 
 async def _handle_response(execution: Execution, response: Message) -> AttemptEnd | Paused | None:
     """Keep the response, then do what its stop reason says; None when the attempt goes on."""
-    usage = execution.add_response_usage(response.usage)
-    execution.answered_by(response.model)
+    usage = add_response_usage(execution, response.usage, execution.fallback.answered)
     execution.conversation.add_response(response)
     await execution.hooks.model_response(ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage))
     await report_server_calls(execution, response)
@@ -215,7 +214,8 @@ async def _handle_response(execution: Execution, response: Message) -> AttemptEn
 def _stop_failure(execution: Execution, code: AgentErrorCode, response: Message, usage: TokenUsage) -> AgentError:
     where = execution.where()
     if code is AgentErrorCode.REFUSAL:
-        return failures.refusal(where, "".join(getattr(b, "text", "") for b in response.content if b.type == "text"))
+        text = "".join(getattr(b, "text", "") for b in response.content if b.type == "text")
+        return failures.refusal(where, text, tuple(execution.fallback.tried))
     if code is AgentErrorCode.CONTEXT_WINDOW_EXCEEDED:
         return failures.context_window(where, usage.input_tokens)
     return failures.unknown_stop_reason(where, response.stop_reason)

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from .._shared.events import FallbackSwitch
     from .._shared.pausing import ExecutePaused, PausableResult
     from .._shared.results import AttemptRecord
     from .execution import Execution
@@ -51,6 +52,10 @@ class RunObserver(Protocol):
         A resumed execution is ``execution(...)`` again, with ``execution.pauses`` above 0 and ``execution.trace``
         holding what the first segment's observer put there (a W3C ``traceparent``), to link to.
         """
+        ...
+
+    def fell_back(self, execution: Execution, event: FallbackSwitch) -> None:
+        """The execution's model calls move to another model of its fallback chain (before that call is made)."""
         ...
 
 
@@ -95,6 +100,11 @@ class Observers:
         """A pause, told to every observer."""
         for observer in self._all:
             observer.paused(execution, result)
+
+    def fell_back(self, execution: Execution, event: FallbackSwitch) -> None:
+        """A switch to another model of the fallback chain, told to every observer."""
+        for observer in self._all:
+            observer.fell_back(execution, event)
 
 
 def _bind(

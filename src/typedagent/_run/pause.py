@@ -13,6 +13,7 @@ from .._shared.frozen import fresh_copy
 from .._shared.paused_json import FORMAT, VERSION, Call, Fingerprint, StateData, Usage
 from .._shared.pausing import ExecutePaused, PausedState
 from .approval import pending_call
+from .fallback_state import fallback_json
 from .observe import observers
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ async def pause(execution: Execution, replies: list[Reply]) -> ExecutePaused:
 def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
     attempt = execution.attempt
     params = execution.params
-    return {
+    data: StateData = {
         "version": VERSION,
         "format": FORMAT,
         "id": execution.id,
@@ -73,6 +74,7 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
             "tool_calls": execution.tool_calls,
             "response_model": execution.response_model,
             "last_output": as_json(execution.last_output),
+            "models_used": list(execution.models_used),
         },
         "records": [_record(record) for record in execution.records],
         "warnings": list(execution.warnings),
@@ -80,6 +82,10 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
         "batch": [_call(reply) for reply in replies],
         "trace": execution.trace,
     }
+    moved = fallback_json(execution.fallback)
+    if moved is not None:
+        data["totals"]["fallback"] = moved
+    return data
 
 
 def _call(reply: Reply) -> Call:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.context import RunContext
 from .._agent.output import SUBMIT_TOOL_NAME
+from .._api.hop import thinking_on
 from .._shared.errors import safe_str
 from .._shared.frozen import fresh_copy, thaw
 from . import feedback
@@ -204,12 +205,3 @@ def refuses_forcing(failure: ApiFailure, sent: Mapping[str, Any]) -> bool:
     choice = sent.get("tool_choice")
     forced = isinstance(choice, Mapping) and cast("Mapping[str, object]", choice).get("type") in ("any", "tool")
     return forced and failure.status_code == 400 and "tool_choice" in safe_str(failure.cause)
-
-
-ENABLED_THINKING = ("enabled", "adaptive")
-
-
-def thinking_on(settings: Mapping[str, Any]) -> bool:
-    """Whether extended thinking is on (the API then forbids forcing tool use)."""
-    thinking = settings.get("thinking")
-    return isinstance(thinking, Mapping) and cast("Mapping[str, object]", thinking).get("type") in ENABLED_THINKING

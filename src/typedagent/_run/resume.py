@@ -14,6 +14,7 @@ from .._shared.paused_json import Call, StateData
 from .._shared.pausing import PausedState
 from .._shared.results import AttemptRecord, CallbackError, TokenUsage
 from .attempt import Attempt
+from .fallback_state import restore_fallback
 from .pause import fingerprint
 from .reply import CallBlock, Reply
 from .request import request_params
@@ -126,6 +127,8 @@ def restore(execution: Execution, state: PausedState) -> list[Reply]:
     execution.tool_calls = totals["tool_calls"]
     execution.response_model = totals["response_model"]
     execution.last_output = copy.deepcopy(totals["last_output"])
+    execution.models_used = list(totals.get("models_used", ()))
+    restore_fallback(execution.fallback, totals.get("fallback"), len(execution.agent.fallback))
     execution.attempt = Attempt(
         attempt["number"],
         iteration=attempt["iteration"],

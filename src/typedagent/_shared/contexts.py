@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .alternatives import AlternativeFailure
+
 __all__ = [
     "ApiErrorContext",
     "AttemptErrorsContext",
@@ -43,6 +45,8 @@ class ApiErrorContext:
     """Attempt during which the call failed."""
     iteration: int
     """Iteration (1-based, within the attempt) whose API call failed."""
+    alternatives: tuple[AlternativeFailure, ...] = ()
+    """With a fallback chain: each model tried for the call, in order, with its error (the last is this one's)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -130,6 +134,8 @@ class RefusalContext:
     """Iteration of the refusing response."""
     text: str
     """Any text the model returned with the refusal."""
+    alternatives: tuple[AlternativeFailure, ...] = ()
+    """With a fallback chain: each model tried for the call, in order, with its refusal or error."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, overload
 
+from .alternatives import AlternativeFailure
 from .contexts import (
     ApiErrorContext,
     AttemptErrorsContext,
@@ -44,6 +45,7 @@ __all__ = [
     "AgentError",
     "AgentErrorCode",
     "AgentExecutionError",
+    "AlternativeFailure",
     "ApiErrorContext",
     "AttemptErrorsContext",
     "CancelledContext",

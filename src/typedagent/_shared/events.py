@@ -20,6 +20,7 @@ __all__ = [
     "Callback",
     "ExecuteCallbacks",
     "ExecutionState",
+    "FallbackSwitch",
     "ModelResponse",
     "ToolCall",
     "ToolKind",
@@ -133,6 +134,32 @@ class ValidationFailure:
     """The raw candidate that was rejected, if any."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FallbackSwitch:
+    """The execution's model calls move to another model of the agent's fallback chain (``define_agent(fallback=...)``).
+
+    Fires before the call to ``to_model`` is made; for a refusal the API's server-side fallback answered within the
+    same call (``server_side``), when that response arrives.
+    """
+
+    from_model: str
+    """The model the execution leaves (the one that failed or refused, or the one it was staying on)."""
+    to_model: str
+    """The model the call goes to now."""
+    position: int
+    """``to_model``'s place in the chain: 0 for the agent's own model, 1 for the first alternative, …"""
+    reason: str
+    """Why: the error type that moved the call on (``overloaded_error``, ``api_error``, ``rate_limit_error``,
+    ``connection_error``, ``timeout_error``, …), ``refusal``, ``circuit_open`` (a model skipped while its circuit
+    breaker is open), ``cannot_move`` (an alternative that cannot take the conversation, or lacks the structured
+    outputs the request needs, skipped), or ``stay_over`` (the time to stay on an alternative passed: the agent's
+    own model is tried again)."""
+    status_code: int | None = None
+    """The HTTP status of the failure that moved the call on, if any."""
+    server_side: bool = False
+    """The switch happened inside one API call: the API's own fallback served a refused request."""
+
+
 # A Callable alias rather than a Protocol: mypy infers a lambda's parameter types from a Callable
 # (`on_tool_call=lambda state, event: ...` gets ExecutionState and ToolCall) but leaves them Any
 # against a callback protocol.
@@ -166,3 +193,5 @@ class ExecuteCallbacks:
     it returns, with the pending calls and the state."""
     on_resume: Callback[PausedState] | None = None
     """When a paused execution resumes (``resume=state``), before the decided calls run: the event is that state."""
+    on_fallback: Callback[FallbackSwitch] | None = None
+    """When a model call moves to another model of the agent's fallback chain (``define_agent(fallback=...)``)."""

@@ -90,6 +90,19 @@ class Record(TypedDict):
     output_forced: bool
 
 
+class Fallback(TypedDict):
+    """Where the execution's model calls go in the agent's fallback chain (``define_agent(fallback=...)``)."""
+
+    position: Count
+    """0 for the agent's own model, 1 for the first alternative, …"""
+    stay_until_unix: float | None
+    """Wall-clock time (``time.time()``) until which the calls stay on that alternative; None on the own model."""
+    seams: bool
+    """The conversation holds ``fallback`` blocks (a server-side fallback served a response)."""
+    answered: str | None
+    """The model whose price the last response has."""
+
+
 class Totals(TypedDict):
     """What the execution has used and produced so far."""
 
@@ -103,6 +116,10 @@ class Totals(TypedDict):
     tool_calls: Count
     response_model: str | None
     last_output: dict[str, Any] | None
+    models_used: NotRequired[list[str]]
+    """The model that answered each call so far (absent from older states)."""
+    fallback: NotRequired[Fallback]
+    """Where the calls go in the fallback chain (absent from older states and agents without one)."""
 
 
 class Limits(TypedDict):

@@ -176,6 +176,10 @@ class ExecutionMetadata:
     cost more than the reads saved (a single call, or a cache that expired between calls); None when typedagent
     has no price for a model that ran. Its sub-executions' savings are included, like their cost. ``tokens`` has
     the counts (``cache_read_input_tokens``, ``cache_creation_input_tokens``)."""
+    models_used: tuple[str, ...] = ()
+    """The model that answered each API call that got a response, in order (the model the response names, else
+    the one asked): with ``define_agent(fallback=[...])``, where the execution's calls went. A sub-execution's
+    calls are in its own metadata's ``models_used``, not here."""
     sub_executions: tuple[SubExecution, ...] = ()
     """The executions this one started: each agent it delegated to (``agent.as_tool()``) and each summariser a
     history processor ran (``typedagent.history.summarize_older``), in the order they ended. Their tokens, cost

@@ -16,6 +16,7 @@ from .._shared.results import AttemptOutcome, ExecuteResult
 __all__ = [
     "AgentStreamEvent",
     "AttemptStarted",
+    "FallbackSwitched",
     "Finished",
     "Partial",
     "PartialOutput",
@@ -208,6 +209,25 @@ class ReflectionPreview(StreamEvent):
     kind: Literal["reflection_preview"] = field(default="reflection_preview", init=False)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FallbackSwitched(StreamEvent):
+    """The model calls move to another model of the agent's fallback chain (``define_agent(fallback=...)``).
+
+    What streamed since the last ``ToolCallFinished`` (or the start) came from a call that failed or was refused,
+    and is not part of the conversation: the same request goes to ``to_model`` now.
+    """
+
+    from_model: str
+    """The model left (it failed or refused, or the stay on it ended)."""
+    to_model: str
+    """The model the call goes to now."""
+    reason: str
+    """Why (see ``FallbackSwitch.reason``): ``overloaded_error``, ``refusal``, ``circuit_open``, …"""
+    server_side: bool
+    """The API's own fallback served a refused request within the same call."""
+    kind: Literal["fallback_switched"] = field(default="fallback_switched", init=False)
+
+
 @subscriptable
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Finished(StreamEvent, Generic[OutputT]):
@@ -244,6 +264,7 @@ AgentStreamEvent: TypeAlias = (
     | PartialOutput[OutputT]
     | ValidationFailed
     | ReflectionPreview
+    | FallbackSwitched
     | Finished[OutputT]
 )
 """Any event of ``stream_agent``: ``match`` on the class, or test ``event.kind``, to narrow it. A ``pausable=True``

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Generic
 from typing_extensions import TypeVar
 
 from .._run.hooks import AnswerPreview
-from .._shared.events import AttemptStart, ToolCall, ToolResult, ValidationFailure
+from .._shared.events import AttemptStart, FallbackSwitch, ToolCall, ToolResult, ValidationFailure
 from .events import (
     AgentStreamEvent,
     AttemptStarted,
+    FallbackSwitched,
     PartialOutput,
     ReflectionPreview,
     TextDelta,
@@ -158,6 +159,9 @@ class StreamTap(Generic[OutputT]):
         if isinstance(event, AttemptStart):
             self.emit(AttemptStarted(attempt=event.attempt, iteration=0, max_attempts=event.max_attempts))
             return
+        if isinstance(event, FallbackSwitch):
+            self.emit(_switched(event, self.attempt, self.iteration))
+            return
         if isinstance(event, ToolCall):
             tool_input = copy.deepcopy(event.input)
             self.emit(
@@ -201,3 +205,14 @@ class StreamTap(Generic[OutputT]):
                     candidate=candidate,
                 )
             )
+
+
+def _switched(event: FallbackSwitch, attempt: int, iteration: int) -> FallbackSwitched:
+    return FallbackSwitched(
+        attempt=attempt,
+        iteration=iteration,
+        from_model=event.from_model,
+        to_model=event.to_model,
+        reason=event.reason,
+        server_side=event.server_side,
+    )
