@@ -6,6 +6,7 @@ Live runs talk to a ``FakeAnthropicServer`` on 127.0.0.1 through the real SDK (`
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import os
 import signal
@@ -609,8 +610,16 @@ def test_cli_readme_commands_work_as_written_after_make_demo() -> None:
     assert "4 of 4 examples produced a valid output (scripted model)." in done.stdout
 
 
+def _skip_without_mcp() -> None:
+    # The distribution, not an import: a folder named mcp on the path would import as a namespace package.
+    try:
+        importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the mcp extra is not installed (the dev extra brings it)")
+
+
 def _mcp_agent_file(tmp_path: Path, *, args: str) -> Path:
-    pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+    _skip_without_mcp()
     path = tmp_path / "mcp_agents.py"
     path.write_text(
         "import sys\n"
@@ -627,7 +636,7 @@ def _mcp_agent_file(tmp_path: Path, *, args: str) -> Path:
 
 def test_cli_check_connect_lists_mcp_tools(tmp_path: Path) -> None:
     """`check` names the toolsets it did not connect; `--connect` starts their servers, checks and shows their tools."""
-    pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+    _skip_without_mcp()
     path = _mcp_agent_file(tmp_path, args=repr([str(ROOT / "tests" / "mcp_servers" / "demo.py"), "stdio"]))
     offline = cli("check", f"{path}:agent", "--show-tools")
     assert offline.returncode == 0, offline.stderr
@@ -649,7 +658,7 @@ def test_cli_check_connect_lists_mcp_tools(tmp_path: Path) -> None:
 
 def test_cli_check_connect_reports_a_server_that_cannot_start(tmp_path: Path) -> None:
     """A toolset whose server cannot be connected is one problem line saying why: exit 1."""
-    pytest.importorskip("mcp", reason="the mcp extra is not installed (the dev extra brings it)")
+    _skip_without_mcp()
     path = _mcp_agent_file(tmp_path, args="['-c', 'import sys; sys.exit(4)']")
     done = cli("check", f"{path}:agent", "--connect")
     assert done.returncode == 1
