@@ -462,3 +462,41 @@ async def test_many_parallel_calls_mark_the_previous_call_s_end() -> None:
     second, third = server.responses[1]["usage"], server.responses[2]["usage"]
     assert third["cache_read_input_tokens"] == second["cache_read_input_tokens"] + second["cache_creation_input_tokens"]
     assert "cache_control" not in json.dumps(result.metadata.messages)
+
+
+def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation_grows() -> None:
+    """Each message is looked through once per execution, yet a message appended or replaced with breakpoints counts.
+
+    Three breakpoints from the user leave room for one of typedagent's: the automatic one, never the static one.
+    """
+    from typedagent._run.caching import MarkerMemo, placed
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [marked_text("Part 1"), marked_text("Part 2")]}]
+    params: dict[str, Any] = {
+        "model": "claude-sonnet-4-6",
+        "system": [{"type": "text", "text": "System.", "cache_control": EPHEMERAL}],
+        "messages": messages,
+        "cache_control": EPHEMERAL,
+    }
+    memo: MarkerMemo = {}
+
+    def both() -> tuple[dict[str, Any], dict[str, Any]]:
+        return placed(params, params, memo), placed(params, params)
+
+    remembered, fresh = both()
+    assert remembered == fresh
+    assert "cache_control" in remembered["system"][-1]
+    messages.append({"role": "assistant", "content": [{"type": "text", "text": "Noted."}]})
+    messages.append({"role": "user", "content": [marked_text("Part 3"), {"type": "text", "text": "Go on."}]})
+    remembered, fresh = both()
+    assert remembered == fresh
+    assert "cache_control" not in remembered["system"][-1]
+    assert "cache_control" in remembered
+    messages[2] = {
+        "role": "user",
+        "content": [{"type": "text", "text": "Part 3, unmarked"}],
+    }  # replaced, as the loop does
+    remembered, fresh = both()
+    assert remembered == fresh
+    assert "cache_control" in remembered["system"][-1]
+    assert len(memo) == 4  # every message object seen, the replaced one too (kept so its id is not reused)

@@ -607,6 +607,7 @@ async def test_cost_limit_checked_before_each_call() -> None:
 async def test_cost_limit_with_a_registered_price(monkeypatch: pytest.MonkeyPatch) -> None:
     """A price registered for a model makes both the estimate and the cost limit work for it."""
     monkeypatch.setattr("typedagent._api.pricing._registered", {})
+    monkeypatch.setattr("typedagent._api.pricing._looked_up", {})
     register_price("typedagent-test-model", ModelPrice(input=1, output=2, cache_write=0, cache_read=0))
     client = ScriptedClient(
         [response(tool_call("lookup", {"query": "a"}), usage=usage(2_000_000, 0)), output_call(GOOD)]

@@ -19,6 +19,7 @@ DATA = Path(__file__).resolve().parent / "data"
 @pytest.fixture(autouse=True)
 def _fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("typedagent._api.pricing._registered", {})
+    monkeypatch.setattr("typedagent._api.pricing._looked_up", {})
 
 
 def test_pricing_covers_the_sdks_models() -> None:

@@ -250,6 +250,8 @@ BUILT_IN: Final[Mapping[str, ModelPrice]] = {
 }
 
 _registered: dict[str, ModelPrice] = {}
+_looked_up: dict[str, ModelPrice | None] = {}
+"""``price_for``'s answers so far (every execution looks its model up): forgotten when a price is registered."""
 _DATED: Final = re.compile(r"^(?P<base>.+)-\d{8}$")
 _PLATFORM: Final = re.compile(
     r"^(?:[a-z-]+\.)?anthropic\.(?P<name>[^:@]+?)(?:-v\d+(?::\d+)?)?$|^(?P<vertex>[^@]+)@\w+$"
@@ -279,6 +281,7 @@ def register_price(model: str, price: ModelPrice) -> None:
             "write ModelPrice(input=..., output=..., cache_write=..., cache_read=...)."
         )
     _registered[model] = price
+    _looked_up.clear()
 
 
 def price_for(model: str) -> ModelPrice | None:
@@ -288,6 +291,16 @@ def price_for(model: str) -> ModelPrice | None:
     does a Bedrock or Vertex AI id (``us.anthropic.claude-sonnet-4-6``, ``claude-sonnet-4-5@20250929``): the
     first-party list price (register the platform's id for the platform's own price).
     """
+    try:
+        return _looked_up[model]
+    except KeyError:
+        found = _look_up(model)
+    if len(_looked_up) < 1024:
+        _looked_up[model] = found
+    return found
+
+
+def _look_up(model: str) -> ModelPrice | None:
     platform = _PLATFORM.match(model)
     names = [model]
     if platform is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 if TYPE_CHECKING:
     from .._agent.definition import PromptCaching
@@ -29,6 +29,7 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "LOOKBACK_BLOCKS",
     "MAX_BREAKPOINTS",
+    "MarkerMemo",
     "cached_request",
     "estimated_tokens",
     "minimum_cacheable_tokens",
@@ -86,8 +87,28 @@ def minimum_cacheable_tokens(model: str) -> int:
 
 def estimated_tokens(*parts: object) -> int:
     """Tokens estimated from the compact JSON of ``parts`` (``BYTES_PER_TOKEN`` bytes each)."""
-    size = sum(len(json.dumps(part, separators=(",", ":"), ensure_ascii=False).encode()) for part in parts)
-    return int(size / BYTES_PER_TOKEN)
+    return int(sum(_json_size(part) for part in parts) / BYTES_PER_TOKEN)
+
+
+def _prefix_tokens(tools: object, system: str, origin: object) -> int:
+    """``estimated_tokens(tools, system)``, the tools' size remembered by their ``origin`` when there is one."""
+    if origin is None:
+        return estimated_tokens(tools, system)
+    known = _TOOL_SIZES.get(id(origin))
+    if known is None or known[0] is not origin:
+        known = (origin, _json_size(tools))
+        if len(_TOOL_SIZES) >= 256:
+            _TOOL_SIZES.clear()
+        _TOOL_SIZES[id(origin)] = known
+    return int((known[1] + _json_size(system)) / BYTES_PER_TOKEN)
+
+
+_TOOL_SIZES: dict[int, tuple[object, int]] = {}
+"""The JSON size of each agent's tool definitions, by the ``id`` of the agent's own (kept, so it is not reused)."""
+
+
+def _json_size(part: object) -> int:
+    return len(json.dumps(part, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def ephemeral(ttl: str | None = None) -> dict[str, str]:
@@ -95,7 +116,7 @@ def ephemeral(ttl: str | None = None) -> dict[str, str]:
     return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
 
 
-def cached_request(params: dict[str, Any], caching: PromptCaching) -> dict[str, Any]:
+def cached_request(params: dict[str, Any], caching: PromptCaching, origin: object = None) -> dict[str, Any]:
     """``params`` (built once per execution) with the two default breakpoints, as ``caching`` says.
 
     Called again once connected toolsets have put their tools in ``params``: a prefix their tools bring to the
@@ -103,14 +124,15 @@ def cached_request(params: dict[str, Any], caching: PromptCaching) -> dict[str, 
 
     The static prefix is marked when tools and system prompt are estimated at the model's minimum cacheable
     length or more: the system prompt then goes as one text block carrying ``cache_control`` (a plain string
-    cannot carry it). The conversation's breakpoint is the top-level ``cache_control``.
+    cannot carry it). The conversation's breakpoint is the top-level ``cache_control``. ``origin``: the agent's
+    own (immutable) tool definitions, of which ``params``' tools are a copy, so their size is measured once.
     """
     if caching is False:
         return params
     system = params.get("system")
     tools: object = params.get("tools") or []
     minimum = minimum_cacheable_tokens(str(params.get("model", "")))
-    if isinstance(system, str) and system and estimated_tokens(tools, system) >= minimum:
+    if isinstance(system, str) and system and _prefix_tokens(tools, system, origin) >= minimum:
         params["system"] = [{"type": "text", "text": system, "cache_control": ephemeral(_ttl(caching))}]
     params["cache_control"] = ephemeral()
     return params
@@ -120,18 +142,27 @@ def _ttl(caching: PromptCaching) -> str | None:
     return caching if isinstance(caching, str) else None
 
 
-def placed(sent: dict[str, Any], usual: Mapping[str, Any]) -> dict[str, Any]:
+MarkerMemo: TypeAlias = "dict[int, tuple[object, tuple[str | None, ...]]]"
+"""The user breakpoints found in each message of a conversation, by the message's ``id`` (with the message, so
+the ``id`` cannot be reused): a conversation's messages are replaced, never changed, once appended."""
+
+
+def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | None = None) -> dict[str, Any]:
     """This call's breakpoints: ``sent`` as is, or a copy with its markers moved (the conversation stays unchanged).
 
     ``usual`` is the execution's request: a call whose ``tool_choice`` differs from it (the forced last iteration)
-    writes no conversation entry, since the change invalidates the messages' cache for this call only.
+    writes no conversation entry, since the change invalidates the messages' cache for this call only. ``memo``
+    keeps what earlier calls found in the conversation's messages, so each message is looked through once; it is
+    used only when ``sent`` holds the conversation's own list (history processors send copies).
     """
     auto = "cache_control" in sent
     static = _static_marker(sent)
     if not (auto or static):
         return sent
     messages = cast("list[dict[str, Any]]", sent.get("messages") or [])
-    others = _user_markers(sent.get("tools"), messages)
+    if memo is not None and messages is not usual.get("messages"):
+        memo = None
+    others = _user_markers(sent.get("tools"), messages, memo)
     keep_auto = auto and sent.get("tool_choice") == usual.get("tool_choice") and not _last_marked(messages)
     tail = _tail_needing_marker(messages) if keep_auto else None
     budget = MAX_BREAKPOINTS - len(others)
@@ -168,7 +199,9 @@ def _ttl_of(marker: Mapping[str, Any] | None) -> str | None:
     return "1h" if marker is not None and marker.get("ttl") == "1h" else None
 
 
-def _user_markers(tools: object, messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
+def _user_markers(
+    tools: object, messages: Sequence[Mapping[str, Any]], memo: MarkerMemo | None = None
+) -> list[tuple[str, str | None]]:
     """The breakpoints the request holds besides ours, in prompt order: where (``tools`` or ``messages``), TTL."""
     found: list[tuple[str, str | None]] = []
     for tool in cast("Iterable[object]", tools or ()):
@@ -176,7 +209,14 @@ def _user_markers(tools: object, messages: Sequence[Mapping[str, Any]]) -> list[
         if isinstance(marker, Mapping):
             found.append(("tools", _ttl_of(cast("Mapping[str, Any]", marker))))
     for message in messages:
-        found.extend(("messages", ttl) for ttl in _block_markers(message.get("content")))
+        known = None if memo is None else memo.get(id(message))
+        if known is not None and known[0] is message:
+            ttls = known[1]
+        else:
+            ttls = tuple(_block_markers(message.get("content")))
+            if memo is not None:
+                memo[id(message)] = (message, ttls)
+        found.extend(("messages", ttl) for ttl in ttls)
     return found
 
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from .._agent.context import RunContext
+from .._agent.context import Delegator, RunContext
 from .._api.pricing import ModelPrice, Priced, price_for
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
@@ -26,6 +26,7 @@ from .._shared.results import (
 )
 from . import failures
 from .attempt import Attempt, AttemptEnd, Failed
+from .caching import MarkerMemo
 from .conversation import Conversation
 from .fallback_state import FallbackState
 from .hooks import Hooks
@@ -109,6 +110,8 @@ class Execution:
     sub_executions: list[SubExecution] = field(default_factory=list[SubExecution])
     cost_complete: bool = True
     """Whether every response counted (its sub-runs' included) had a price."""
+    markers: MarkerMemo = field(default_factory=dict[int, "tuple[object, tuple[str | None, ...]]"])
+    """The cache breakpoints found in the conversation's messages so far (``caching.placed``)."""
 
     def __post_init__(self) -> None:
         self.toolbox = Toolbox(self.agent)
@@ -167,13 +170,19 @@ class Execution:
 
     def limit_reached(self, phase: Phase) -> Failed | None:
         """The abort event, the deadline and (before an API call) the budgets of its whole lineage, checked now."""
-        if self.guard.aborted():
+        guard = self.guard
+        if guard.abort_event is not None and guard.aborted():
             return Failed(failures.cancelled(self.where(), phase))
         timeout = self.limits.timeout_s
-        if timeout is not None and self.guard.timed_out():
+        if timeout is not None and guard.timed_out():
             return Failed(failures.timed_out(self.where(), phase, timeout))
-        spent = (_budget_spent(execution, self.where()) for execution in lineage(self) if phase == "iteration")
-        return next((failed for failed in spent if failed is not None), None)
+        if phase != "iteration":
+            return None
+        for execution in lineage(self):
+            failed = _budget_spent(execution, self.where)
+            if failed is not None:
+                return failed
+        return None
 
     def tool_calls_left(self, requested: int) -> Failed | None:
         """``TOOL_CALL_LIMIT_EXCEEDED`` if ``requested`` more helper calls would pass the limit (counted as run)."""
@@ -186,8 +195,8 @@ class Execution:
         """Work in flight was interrupted by the abort event or the deadline."""
         return Failed(failures.interrupted(self.where(), phase, interruption, self.limits.timeout_s))
 
-    def context(self) -> RunContext[Any]:
-        """The run context handed to tools, validators and instructions now."""
+    def context(self, delegator: Delegator | None = None) -> RunContext[Any]:
+        """The run context handed to tools, validators and instructions now (``delegator``: how it runs sub-agents)."""
         return RunContext(
             deps=self.deps,
             agent_name=self.agent.name,
@@ -195,6 +204,7 @@ class Execution:
             attempt=self.attempt.number,
             iteration=self.attempt.iteration,
             tokens=self.tokens,
+            _delegator=delegator,
         )
 
     def state(self) -> ExecutionState:
@@ -239,15 +249,15 @@ class Execution:
         )
 
 
-def _budget_spent(execution: Execution, where: failures.Where) -> Failed | None:
+def _budget_spent(execution: Execution, where: Callable[[], failures.Where]) -> Failed | None:
     """This execution's limits checked before an API call (of it or of a sub-run): tokens, requests and cost."""
     limits = execution.limits
     if limits.max_total_tokens is not None and execution.tokens.total >= limits.max_total_tokens:
-        return Failed(failures.token_budget(where, limits.max_total_tokens, execution.tokens.total))
+        return Failed(failures.token_budget(where(), limits.max_total_tokens, execution.tokens.total))
     if limits.max_requests is not None and execution.iterations >= limits.max_requests:
-        return Failed(failures.request_limit(where, limits.max_requests))
+        return Failed(failures.request_limit(where(), limits.max_requests))
     if limits.max_cost_usd is not None and execution.cost_usd >= limits.max_cost_usd:
-        return Failed(failures.cost_limit(where, limits.max_cost_usd, execution.cost_usd))
+        return Failed(failures.cost_limit(where(), limits.max_cost_usd, execution.cost_usd))
     return None
 
 

@@ -140,7 +140,7 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
         sent = await process_history(execution, _params_now(execution, params, limit))
         if isinstance(sent, Failed):
             return sent
-        sent = placed(sent, params)
+        sent = placed(sent, params, execution.markers)
         response = await call_through_chain(execution, sent)
         if isinstance(response, Failed):
             return response  # a limit reached between two models of the fallback chain

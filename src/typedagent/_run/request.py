@@ -149,7 +149,7 @@ def request_params(agent: AgentDefinition[Any, Any], system: str, messages: list
     if output_format is not None:
         # Native mode: the format joins what the user set in output_config (its effort, say).
         params["output_config"] = {**(params.get("output_config") or {}), "format": thaw(output_format)}
-    return cached_request(params, agent.prompt_caching)
+    return cached_request(params, agent.prompt_caching, agent._tool_params)
 
 
 def _tools(agent: AgentDefinition[Any, Any]) -> dict[str, Any]:

@@ -10,7 +10,6 @@ calls, its deadline and abort event are the parent's, and it ends in the parent'
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -35,7 +34,7 @@ __all__ = ["SubRuns", "delegating"]
 
 def delegating(execution: Execution, tool_call_id: str | None = None) -> RunContext[Any]:
     """The run context now, able to run sub-agents inside ``execution`` (for the tool call ``tool_call_id``)."""
-    return dataclasses.replace(execution.context(), _delegator=SubRuns(execution, tool_call_id))
+    return execution.context(SubRuns(execution, tool_call_id))
 
 
 class SubRuns:
