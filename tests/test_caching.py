@@ -12,9 +12,12 @@ from pydantic import BaseModel
 
 from typedagent import (
     AgentDefinitionError,
+    Approve,
+    ExecutePaused,
     HelperTool,
     OutputRejected,
     OutputTool,
+    PausedState,
     RunContext,
     TokenUsage,
     ValidationConfig,
@@ -22,7 +25,7 @@ from typedagent import (
     execute_agent,
     tool,
 )
-from typedagent._run.caching import minimum_cacheable_tokens
+from typedagent._run.caching import PADDING_HEADER, estimated_tokens, minimum_cacheable_tokens
 from typedagent._run.request import build_system_prompt
 from typedagent.testing import FakeAnthropicServer, ScriptedClient, output_call, response, submit_call, tool_call, usage
 
@@ -500,3 +503,73 @@ def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation
     assert remembered == fresh
     assert "cache_control" in remembered["system"][-1]
     assert len(memo) == 4  # every message object seen, the replaced one too (kept so its id is not reused)
+
+
+def band_agent(share: float) -> Any:
+    """An agent whose tools + system prompt come to about ``share`` of Sonnet's 1,024-token minimum."""
+    for rules in range(60):
+        instructions = "You classify support tickets. " + " ".join(
+            f"Rule {n}: read the ticket for any sign of category {n} and say so in the label." for n in range(rules)
+        )
+        agent = long_agent(instructions=instructions)
+        if estimated_tokens(agent.tool_params(), build_system_prompt(agent, context())) >= share * 1024:
+            return agent
+    raise AssertionError("no number of rules reaches the share")
+
+
+async def test_a_prefix_just_under_the_minimum_is_padded_up_to_it_and_marked() -> None:
+    """Three quarters of the minimum or more: padded with lines saying they carry no instruction, then marked.
+
+    The padding is the same for every run of the agent, and a second run reads the padded prefix from the cache.
+    """
+    agent = band_agent(0.8)
+    written = build_system_prompt(agent, context())
+    assert 0.75 * 1024 <= estimated_tokens(agent.tool_params(), written) < 1024
+    async with (
+        FakeAnthropicServer(one_lookup(), per_conversation=True, prompt_cache=True) as server,
+        server.client() as client,
+    ):
+        assert (await execute_agent(agent, "Ticket one.", client=client)).ok
+        assert (await execute_agent(agent, "Ticket two, quite different.", client=client)).ok
+    system = server.requests[0]["system"]
+    assert len(system) == 1
+    assert system[0]["cache_control"] == STATIC_5M
+    assert system[0]["text"].startswith(written + "\n\n" + PADDING_HEADER + "\nCache padding line 1.")
+    assert 1024 <= estimated_tokens(server.requests[0]["tools"], system[0]["text"]) < 1024 * 1.15
+    assert [request["system"] for request in server.requests] == [system] * 4  # one prefix for every request
+    assert server.responses[2]["usage"]["cache_read_input_tokens"] == prefix_tokens(server.requests[0])
+    assert server.problems == []
+
+
+async def test_a_prefix_under_three_quarters_of_the_minimum_is_neither_padded_nor_marked() -> None:
+    """Padding a short prefix would cost more than the cache saves: it goes as written, with the automatic marker."""
+    agent = band_agent(0.7)
+    written = build_system_prompt(agent, context())
+    assert estimated_tokens(agent.tool_params(), written) < 0.75 * 1024
+    client = ScriptedClient(one_lookup())
+    assert (await execute_agent(agent, "Classify this.", client=client)).ok
+    assert client.requests[0]["system"] == written
+    assert markers(client.requests[0]) == ["automatic"]
+
+
+async def test_a_paused_execution_with_a_cached_prefix_resumes_on_the_same_prefix() -> None:
+    """The paused state keeps the system prompt as written; the resumed requests send the same marked prefix."""
+
+    @tool(requires_approval=True)
+    async def close_ticket(key: str) -> str:
+        """Close a ticket."""
+        return f"closed {key}"
+
+    for agent in (long_agent(helpers=[close_ticket]), band_agent(0.8)):
+        agent = long_agent(instructions=agent.instructions, helpers=[close_ticket])
+        script = [tool_call("close_ticket", {"key": "a"}), output_call(Verdict(label="final"))]
+        client = ScriptedClient(script)
+        paused = await execute_agent(agent, "Close it.", client=client, pausable=True)
+        assert isinstance(paused, ExecutePaused)
+        state = PausedState.from_json(paused.state.to_json())
+        assert json.loads(state.to_json())["request"]["system"] == build_system_prompt(agent, context())
+        resumed = await execute_agent(agent, resume=state, decisions={paused.pending[0].id: Approve()}, client=client)
+        assert resumed.ok
+        first, second = client.requests
+        assert second["system"] == first["system"]
+        assert static_marker(second) == STATIC_5M

@@ -34,7 +34,7 @@ from typedagent import (
     execute_agent,
     tool,
 )
-from typedagent._run.caching import estimated_tokens
+from typedagent._run.caching import PAD_FROM, PADDING_HEADER, estimated_tokens
 from typedagent.testing import FunctionClient, MessagesRequest, ScriptedClient, output_call, response, tool_call
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -478,19 +478,20 @@ async def test_mcp_tools_requiring_approval_pause_and_resume(server: HttpDemo) -
 
 
 async def test_a_toolset_s_tools_count_toward_the_cached_static_prefix() -> None:
-    """Own tools + system prompt below Sonnet's minimum, the toolset's tools above it: the prefix is marked."""
+    """Own tools + system prompt too short to cache (or pad), the toolset's tools enough: the prefix is marked."""
     probe = ScriptedClient([output_call(GOOD)])
     assert (await execute_agent(triage_agent(helpers=[stdio_demo()]), "hi", client=probe)).ok
     sent = probe.requests[0]
     names = {definition["name"] for definition in triage_agent().tool_params()}
     own = [definition for definition in sent["tools"] if definition["name"] in names]
     assert len(own) < len(sent["tools"])
-    shortfall = 1024 - estimated_tokens(own, sent["system"])
-    extra = shortfall * 3.5 - 200  # instructions that leave the agent's own prefix under the minimum
+    least = 1024 * PAD_FROM  # the shortest prefix typedagent marks (padding it up to Sonnet's 1,024 tokens)
+    shortfall = least - estimated_tokens(own, sent["system"])
+    extra = shortfall * 3.5 - 70  # instructions that leave the agent's own prefix under it
     instructions = "Triage the ticket. " + "x" * int(extra)
     assert (
         estimated_tokens(own, instructions + sent["system"])
-        < 1024
+        < least
         <= estimated_tokens(sent["tools"], instructions + sent["system"])
     )
     client = ScriptedClient([output_call(GOOD)])
@@ -499,4 +500,6 @@ async def test_a_toolset_s_tools_count_toward_the_cached_static_prefix() -> None
     system = client.requests[0]["system"]
     assert isinstance(system, list)
     assert system[-1]["cache_control"] == {"type": "ephemeral"}
-    assert estimated_tokens(own, system[-1]["text"]) < 1024  # the agent's own tools would not have been marked
+    assert system[-1]["text"].startswith(instructions)
+    written = system[-1]["text"].split("\n\n" + PADDING_HEADER)[0]
+    assert estimated_tokens(own, written) < least  # the agent's own tools would not have been marked

@@ -4,7 +4,9 @@ Two breakpoints by default (https://platform.claude.com/docs/en/build-with-claud
 
 - the **static prefix**: ``cache_control`` on the system prompt's last text block, which caches the tools and the
   system prompt together, so every run of the agent reads them (``prompt_caching="1h"`` gives it the 1-hour TTL);
-  left out when the prefix is shorter than the model's minimum cacheable length, since the API would not cache it;
+  a prefix a little under the model's minimum cacheable length (three quarters of it or more) is padded up to the
+  minimum with lines that say they carry no instruction, since the API caches nothing shorter; a shorter one is
+  left unmarked;
 - the **conversation**: the top-level ``cache_control`` (automatic caching), which the API puts on the last block,
   so each call reads what the call before it wrote.
 
@@ -29,7 +31,9 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "LOOKBACK_BLOCKS",
     "MAX_BREAKPOINTS",
+    "PAD_FROM",
     "MarkerMemo",
+    "cache_padding",
     "cached_request",
     "estimated_tokens",
     "minimum_cacheable_tokens",
@@ -43,6 +47,15 @@ LOOKBACK_BLOCKS: Final = 20
 """Positions the API checks, back from a breakpoint (itself included), for an entry an earlier request wrote."""
 BYTES_PER_TOKEN: Final = 3.5
 """JSON bytes per token, for estimates: a prefix estimated at the minimum or more is marked."""
+
+PAD_FROM: Final = 0.75
+"""A static prefix estimated at this share of the model's minimum cacheable length or more, but under it, is padded
+up to the minimum and marked: every later request and run then reads it at a tenth of the input price, which pays
+for the padding (written once at 1.25x) from the second request on. A shorter prefix is left unmarked."""
+PADDING_HEADER: Final = (
+    "(The numbered lines below carry no instruction: they only make this system prompt long enough for the prompt "
+    "cache, so that every request reads it from the cache instead of paying for it again.)"
+)
 
 DEFAULT_MINIMUM_TOKENS: Final = 1024
 """The minimum cacheable length of a model the table below does not know (most current models' minimum)."""
@@ -132,10 +145,29 @@ def cached_request(params: dict[str, Any], caching: PromptCaching, origin: objec
     system = params.get("system")
     tools: object = params.get("tools") or []
     minimum = minimum_cacheable_tokens(str(params.get("model", "")))
-    if isinstance(system, str) and system and _prefix_tokens(tools, system, origin) >= minimum:
-        params["system"] = [{"type": "text", "text": system, "cache_control": ephemeral(_ttl(caching))}]
+    if isinstance(system, str) and system:
+        estimate = _prefix_tokens(tools, system, origin)
+        if minimum * PAD_FROM <= estimate < minimum:
+            system += cache_padding(minimum - estimate)
+        if estimate >= minimum * PAD_FROM:
+            params["system"] = [{"type": "text", "text": system, "cache_control": ephemeral(_ttl(caching))}]
     params["cache_control"] = ephemeral()
     return params
+
+
+def cache_padding(tokens: int) -> str:
+    """Text that brings a static prefix ``tokens`` short of the model's minimum up to it (with a 10% margin).
+
+    Numbered lines, which tokenize about as the estimate counts (some 3.5 bytes a token), after a header telling
+    the model they carry no instruction. The same shortfall gives the same text, so every run reads the same prefix.
+    """
+    needed = tokens * BYTES_PER_TOKEN * 1.1
+    lines = [PADDING_HEADER]
+    size = len(PADDING_HEADER)
+    while size < needed:
+        lines.append(f"Cache padding line {len(lines)}.")
+        size += len(lines[-1]) + 1
+    return "\n\n" + "\n".join(lines)
 
 
 def _ttl(caching: PromptCaching) -> str | None:

@@ -100,6 +100,8 @@ class Execution:
     """Pauses so far."""
     trace: str | None = None
     """The W3C ``traceparent`` of the first segment's span (a tracing observer sets it): later segments link to it."""
+    system: str = ""
+    """The system prompt built for this execution (``params`` may carry it marked for the cache, padded)."""
     params: dict[str, Any] = field(default_factory=dict[str, Any])
     """The request every model call sends (``_run`` builds it): its ``messages`` is the conversation's own list."""
     runner: Runner | None = None

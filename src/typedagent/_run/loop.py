@@ -81,8 +81,8 @@ async def _attempts(execution: Execution, resumed: Resumed | None) -> PausableRe
     agent = execution.agent
     max_attempts = agent.validation.max_attempts
     if not execution.params:
-        system = build_system_prompt(agent, execution.context())
-        execution.params = request_params(agent, system, execution.conversation.messages)
+        execution.system = build_system_prompt(agent, execution.context())
+        execution.params = request_params(agent, execution.system, execution.conversation.messages)
     first = 1
     if resumed is not None:
         await execution.hooks.resume(resumed.state)

@@ -52,7 +52,7 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
         "elapsed_s": time.perf_counter() - execution.started,
         "pauses": execution.pauses,
         "request": {
-            "system": params["system"],
+            "system": execution.system,  # as written, without the cache's marker and padding (added again on resume)
             "can_force": execution.can_force,
             "container": as_json(params.get("container")),
         },

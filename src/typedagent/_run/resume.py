@@ -147,6 +147,7 @@ def restore(execution: Execution, state: PausedState) -> list[Reply]:
 
 def _params(execution: Execution, data: StateData) -> dict[str, Any]:
     request = data["request"]
+    execution.system = request["system"]
     params = request_params(execution.agent, request["system"], execution.conversation.messages)
     if not execution.can_force:
         params["tool_choice"] = {"type": "auto"}
