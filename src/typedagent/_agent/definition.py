@@ -338,7 +338,9 @@ def define_agent(
         deps_type: Type of the run-time dependencies passed as ``execute_agent(deps=...)``.
         prompt_caching: ``True`` (the default) caches the tools and system prompt for every run of the agent and
             the conversation for each next call, in 5-minute entries; ``"1h"`` keeps the tools and system prompt an
-            hour (a write costs 2x the input price instead of 1.25x); ``False`` turns caching off.
+            hour (a write costs 2x the input price instead of 1.25x); ``False`` turns caching off (and sends the
+            system prompt exactly as written: with caching on, a prompt a little under the model's minimum cacheable
+            length is padded up to it, see docs/caching.md).
         max_tool_result_chars: Cap on each tool result's length.
         server_tools: Tools the API runs itself: ``typedagent.server_tools`` or ``{"type": ..., "name": ...}`` dicts.
         history_processors: Functions ``(messages)`` or ``(ctx, messages)``, sync or async, that return the messages
