@@ -21,7 +21,6 @@ from .failures import describe
 from .tool_call import call_tool, deliver_external
 
 if TYPE_CHECKING:
-    from .._agent.context import RunContext
     from .._agent.tools import Helper
     from .execution import Execution
     from .reply import Reply
@@ -40,22 +39,19 @@ async def hold_calls(execution: Execution, replies: list[Reply]) -> None:
 
     A call whose input does not fit its tool's signature never waits: it runs, and the model reads why it failed.
     """
-    ctx = execution.context()
     for reply in replies:
         helper = execution.toolbox.helper(reply.block.name) if reply.kind == "helper" else None
         if helper is None:
             continue
         if isinstance(helper, HelperTool | Tool):
-            reply.hold = await _waits_for(execution, helper, reply, ctx)
+            reply.hold = await _waits_for(execution, helper, reply)
         else:  # a toolset's tool (an MCP server's): its server checks the input when the call runs
             reply.hold = "approval" if helper.requires_approval else None
         if reply.hold == "approval" and execution.approve is not None:
             await apply_decision(execution, reply, await _ask(execution, reply))
 
 
-async def _waits_for(
-    execution: Execution, helper: Helper[Any], reply: Reply, ctx: RunContext[Any]
-) -> PendingKind | None:
+async def _waits_for(execution: Execution, helper: Helper[Any], reply: Reply) -> PendingKind | None:
     needs = helper.requires_approval
     if not helper.external and needs is False:
         return None
@@ -68,7 +64,7 @@ async def _waits_for(
     if isinstance(needs, bool):
         return "approval"
     try:
-        asked = bool(await call_maybe_async(needs, ctx, args))
+        asked = bool(await call_maybe_async(needs, execution.context(), args))
     except Exception as exc:
         execution.warn(
             f"the requires_approval predicate of tool {reply.block.name!r} raised {type(exc).__name__}: "

@@ -6,7 +6,7 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -263,12 +263,16 @@ def _budget_spent(execution: Execution, where: Callable[[], failures.Where]) -> 
     return None
 
 
-def lineage(execution: Execution) -> Iterator[Execution]:
+def lineage(execution: Execution) -> tuple[Execution, ...]:
     """``execution``, then each execution it is a sub-run of, up to the top-level one."""
-    found: Execution | None = execution
-    while found is not None:
-        yield found
-        found = found.parent
+    if execution.parent is None:
+        return (execution,)  # a top-level execution: the usual case, asked after every response
+    found: list[Execution] = []
+    step: Execution | None = execution
+    while step is not None:
+        found.append(step)
+        step = step.parent
+    return tuple(found)
 
 
 def _tap(execution: Execution) -> ExecutionTap | None:

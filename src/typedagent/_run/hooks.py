@@ -64,7 +64,7 @@ class Hooks:
     event can change the run.
     """
 
-    __slots__ = ("agent", "callbacks", "errors", "observer", "parent", "snapshot")
+    __slots__ = ("agent", "callbacks", "errors", "listening", "observer", "parent", "snapshot")
 
     def __init__(
         self,
@@ -83,6 +83,8 @@ class Hooks:
         self.parent = parent
         """The hooks of the execution this one is a sub-run of: its tool events go to their callbacks too."""
         self.errors: list[CallbackError] = []
+        self.listening = callbacks is not None or observer is not None or parent is not None
+        """Whether any event goes anywhere: without callbacks, an observer or a parent, events need not be built."""
 
     async def attempt_start(self, event: AttemptStart) -> None:
         """``on_attempt_start``."""

@@ -188,7 +188,9 @@ async def _handle_response(execution: Execution, response: Message) -> AttemptEn
     """Keep the response, then do what its stop reason says; None when the attempt goes on."""
     usage = add_response_usage(execution, response.usage, execution.fallback.answered)
     execution.conversation.add_response(response)
-    await execution.hooks.model_response(ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage))
+    if execution.hooks.listening:
+        event = ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage)
+        await execution.hooks.model_response(event)
     await report_server_calls(execution, response)
     tool_uses = [block for block in response.content if block.type == "tool_use"]
     step = step_for(response.stop_reason, bool(tool_uses), answers_in_text=execution.agent.output.mode != "tool")

@@ -106,6 +106,8 @@ async def _announce(execution: Execution, blocks: list[Any]) -> list[Reply]:
         Reply(block, kind_of(execution.agent, toolbox, block.name), server=toolbox.server_of(block.name))
         for block in blocks
     ]
+    if not execution.hooks.listening:
+        return replies
     for reply in replies:
         block = reply.block
         await execution.hooks.tool_call(
@@ -231,5 +233,7 @@ async def _send(execution: Execution, replies: list[Reply]) -> None:
     for reply in replies:
         reply.cap(limit)
     execution.conversation.add_tool_results([reply.param() for reply in replies])
+    if not execution.hooks.listening:
+        return
     for reply in replies:
         await execution.hooks.tool_result(reply.event())
