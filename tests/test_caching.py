@@ -502,7 +502,7 @@ def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation
     remembered, fresh = both()
     assert remembered == fresh
     assert "cache_control" in remembered["system"][-1]
-    assert len(memo) == 4  # every message object seen, the replaced one too (kept so its id is not reused)
+    assert len(memo) == 5  # the tools (none) and every message object seen, the replaced one too (kept, its id too)
 
 
 def band_agent(share: float) -> Any:

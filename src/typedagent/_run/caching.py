@@ -175,8 +175,9 @@ def _ttl(caching: PromptCaching) -> str | None:
 
 
 MarkerMemo: TypeAlias = "dict[int, tuple[object, tuple[str | None, ...]]]"
-"""The user breakpoints found in each message of a conversation, by the message's ``id`` (with the message, so
-the ``id`` cannot be reused): a conversation's messages are replaced, never changed, once appended."""
+"""The user breakpoints found in each message of a conversation, and in its tool definitions, by the ``id`` of the
+message or of the list of tools (kept with it, so the ``id`` cannot be reused): a conversation's messages are
+replaced, never changed, once appended, and a changed set of tools is a new list."""
 
 
 def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | None = None) -> dict[str, Any]:
@@ -236,10 +237,14 @@ def _user_markers(
 ) -> list[tuple[str, str | None]]:
     """The breakpoints the request holds besides ours, in prompt order: where (``tools`` or ``messages``), TTL."""
     found: list[tuple[str, str | None]] = []
-    for tool in cast("Iterable[object]", tools or ()):
-        marker = cast("Mapping[str, Any]", tool).get("cache_control") if isinstance(tool, Mapping) else None
-        if isinstance(marker, Mapping):
-            found.append(("tools", _ttl_of(cast("Mapping[str, Any]", marker))))
+    known = None if memo is None else memo.get(id(tools))
+    if known is not None and known[0] is tools:
+        found.extend(("tools", ttl) for ttl in known[1])
+    else:
+        ttls = tuple(_tool_markers(tools))
+        found.extend(("tools", ttl) for ttl in ttls)
+        if memo is not None:
+            memo[id(tools)] = (tools, ttls)
     for message in messages:
         known = None if memo is None else memo.get(id(message))
         if known is not None and known[0] is message:
@@ -248,7 +253,17 @@ def _user_markers(
             ttls = tuple(_block_markers(message.get("content")))
             if memo is not None:
                 memo[id(message)] = (message, ttls)
-        found.extend(("messages", ttl) for ttl in ttls)
+        if ttls:
+            found.extend(("messages", ttl) for ttl in ttls)
+    return found
+
+
+def _tool_markers(tools: object) -> list[str | None]:
+    found: list[str | None] = []
+    for tool in cast("Iterable[object]", tools or ()):
+        marker = cast("Mapping[str, Any]", tool).get("cache_control") if isinstance(tool, Mapping) else None
+        if isinstance(marker, Mapping):
+            found.append(_ttl_of(cast("Mapping[str, Any]", marker)))
     return found
 
 
