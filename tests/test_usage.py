@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import typing
+import unittest.mock
+from typing import Any
 
 import anthropic
 import httpx2
 import pytest
+from anthropic._models import construct_type
+from anthropic.types import Usage
+from anthropic.types.beta import BetaUsage
 from anthropic.types.beta.beta_iterations_usage import BetaIterationsUsageItem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import GOOD, handing_over, recorded, run, triage_agent
 
 from typedagent import AgentErrorCode, ApiErrorContext, ExecutionLimits, TokenUsage, execute_agent
+from typedagent._api.pricing import price_for, priced_usage
+from typedagent._shared.results import usual_usage
 from typedagent._shared.usage import ITERATIONS_IN_TOP_LEVEL
 from typedagent.testing import FunctionClient, ScriptedClient, iteration_usage, output_call, response, usage
 
@@ -172,3 +181,70 @@ async def test_execution_totals_include_each_responses_server_requests() -> None
     assert result.metadata.tokens.web_search_requests == 15
     assert result.metadata.attempts[0].tokens.web_search_requests == 15
     assert result.metadata.tokens.input_tokens == 401_468 + 494_549
+
+
+_COUNT = st.one_of(st.none(), st.integers(-5, 10_000), st.booleans())
+_SPLIT = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"ephemeral_1h_input_tokens": _COUNT, "ephemeral_5m_input_tokens": _COUNT}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.fixed_dictionaries(
+        {
+            "input_tokens": _COUNT,
+            "output_tokens": _COUNT,
+            "cache_creation_input_tokens": _COUNT,
+            "cache_read_input_tokens": _COUNT,
+        }
+    ),
+    split=_SPLIT,
+    searches=st.one_of(st.none(), st.integers(0, 3)),
+    iterations=st.booleans(),
+    beta=st.booleans(),
+    batch=st.booleans(),
+)
+def test_the_usual_usage_shortcut_reads_what_the_full_reading_does(
+    counts: dict[str, object], split: object, searches: int | None, iterations: bool, beta: bool, batch: bool
+) -> None:
+    """Counts and price read straight from an SDK Usage equal the full reading, for every shape it takes or declines.
+
+    The shortcut takes a Usage of the usual shape (None or non-negative counts, a cache split, no server tool
+    requests, no iterations) and declines the rest (``usual_usage`` returns None), which the full reading handles.
+    Usages are built as the SDK builds responses (``construct_type``, no validation): any value can arrive.
+    """
+    data: dict[str, object] = {**counts, "cache_creation": split, "service_tier": "batch" if batch else "standard"}
+    if searches is not None:
+        data["server_tool_use"] = {"web_search_requests": searches}
+    if iterations:
+        data["iterations"] = [{"type": "compaction", "input_tokens": 7, "output_tokens": 3}]
+    raw = construct_type(type_=BetaUsage if beta else Usage, value=data)
+    full = TokenUsage.from_usage(typing.cast("Any", raw))
+    usual = usual_usage(raw)
+    if usual is not None:
+        assert usual == full
+    price = price_for("claude-sonnet-4-6")
+    assert price is not None
+    with unittest.mock.patch("typedagent._api.pricing.usual_usage", return_value=None):
+        read_fully = priced_usage(raw, price)
+    assert priced_usage(raw, price) == read_fully
+    assert read_fully.usage == full
+
+
+def test_the_usual_usage_shortcut_takes_a_recorded_response_s_usage() -> None:
+    """A real response's usage (cache split, service tier, inference geo) is of the usual shape, with writes too.
+
+    native_output_no_tools.json is pydantic-ai's test_no_tools_native_output_strict_true.yaml.
+    """
+    body = recorded("native_output_no_tools.json")["response"]["body"]
+    message = construct_type(type_=anthropic.types.Message, value=body)
+    assert usual_usage(message.usage) == TokenUsage(input_tokens=196, output_tokens=19)
+    split = {"ephemeral_1h_input_tokens": 10, "ephemeral_5m_input_tokens": 20}
+    writing = body["usage"] | {"cache_creation": split, "cache_creation_input_tokens": 30}
+    message = construct_type(type_=anthropic.types.Message, value=body | {"usage": writing})
+    expected = TokenUsage(
+        input_tokens=196, output_tokens=19, cache_creation_input_tokens=30, cache_creation_1h_input_tokens=10
+    )
+    assert usual_usage(message.usage) == expected == TokenUsage.from_usage(message.usage)

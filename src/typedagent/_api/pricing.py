@@ -27,7 +27,7 @@ from typing import Final, NamedTuple, cast
 
 from .._shared.errors import AgentDefinitionError
 from .._shared.numbers import is_finite_number
-from .._shared.results import TokenUsage
+from .._shared.results import TokenUsage, usual_usage
 from .._shared.usage import split_usage
 
 __all__ = ["ModelPrice", "Priced", "price_for", "register_price"]
@@ -159,6 +159,9 @@ def priced_usage(usage: object, price: ModelPrice | None) -> Priced:
     """
     if usage is None:
         return Priced(TokenUsage(), 0.0, 0.0)
+    usual = usual_usage(usage)  # almost every response: read straight from the SDK's Usage
+    if usual is not None and price is not None and getattr(usage, "service_tier", None) != "batch":
+        return Priced(usual, price.cost_usd(usual), price._savings_usd(usual))
     top, separate = split_usage(usage)
     own = TokenUsage(**top)
     if not separate and price is not None and _service_tier(usage) != "batch":

@@ -65,14 +65,14 @@ class TokenUsage:
     def __add__(self, other: TokenUsage) -> TokenUsage:
         if not isinstance(other, TokenUsage):
             return NotImplemented
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-            web_search_requests=self.web_search_requests + other.web_search_requests,
-            web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
-            cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
+        return _counted(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.web_search_requests + other.web_search_requests,
+            self.web_fetch_requests + other.web_fetch_requests,
+            self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
         )
 
     @classmethod
@@ -91,6 +91,65 @@ class TokenUsage:
 
 
 _FIELDS: Final = (*COUNTERS, *REQUEST_COUNTERS, ONE_HOUR_WRITES)
+_ORDER: Final = (*COUNTERS, *REQUEST_COUNTERS, ONE_HOUR_WRITES)
+_SETTERS: Final = tuple(getattr(TokenUsage, name).__set__ for name in _ORDER)
+_NEW: Final = object.__new__
+
+
+def _counted(
+    input_tokens: int, output_tokens: int, writes: int, reads: int, searches: int, fetches: int, one_hour: int
+) -> TokenUsage:
+    """``TokenUsage(...)`` from counts already checked, in ``_ORDER``: set straight into its slots.
+
+    Every response adds up two of them: this skips the frozen dataclass's keyword ``__init__`` (twice as slow).
+    """
+    usage: TokenUsage = _NEW(TokenUsage)
+    set_input, set_output, set_writes, set_reads, set_searches, set_fetches, set_one_hour = _SETTERS
+    set_input(usage, input_tokens)
+    set_output(usage, output_tokens)
+    set_writes(usage, writes)
+    set_reads(usage, reads)
+    set_searches(usage, searches)
+    set_fetches(usage, fetches)
+    set_one_hour(usage, one_hour)
+    return usage
+
+
+def usual_usage(usage: object) -> TokenUsage | None:
+    """The counts of an SDK ``Usage`` of the usual shape, read straight from its fields; None for any other.
+
+    The usual shape: a pydantic model with nothing but its known fields (no ``iterations``), no server tool
+    requests, counters that are None or non-negative ints, and a ``cache_creation`` split (if any) of the same.
+    Anything else (a dict, an extra field, a negative or odd count) is for ``TokenUsage.from_usage``'s full reading.
+    """
+    fields = getattr(usage, "__dict__", None)
+    if type(fields) is not dict or getattr(usage, "__pydantic_fields_set__", None) is None:
+        return None
+    if getattr(usage, "__pydantic_extra__", None) or fields.get("server_tool_use") is not None:
+        return None
+    if fields.get("iterations") is not None:  # a separate inference (BetaUsage): priced at its own model's rates
+        return None
+    counts = [fields.get(name) for name in COUNTERS]
+    for index, count in enumerate(counts):
+        if count is None:
+            counts[index] = 0
+        elif type(count) is not int or count < 0:
+            return None
+    input_tokens, output_tokens, writes, reads = counts
+    split = fields.get("cache_creation")
+    one_hour = 0
+    if split is not None:
+        split_fields = getattr(split, "__dict__", None)
+        if type(split_fields) is not dict or getattr(split, "__pydantic_extra__", None):
+            return None
+        one_hour = split_fields.get("ephemeral_1h_input_tokens") or 0
+        five_minutes = split_fields.get("ephemeral_5m_input_tokens") or 0
+        if type(one_hour) is not int or type(five_minutes) is not int or one_hour < 0 or five_minutes < 0:
+            return None
+        if fields.get("cache_creation_input_tokens") is None:
+            writes = one_hour + five_minutes
+        one_hour = min(one_hour, writes)
+    return _counted(input_tokens, output_tokens, writes, reads, 0, 0, one_hour)
 
 
 AttemptOutcome: TypeAlias = AgentErrorCode
