@@ -16,6 +16,8 @@ def carry_container(params: dict[str, Any], response: object) -> None:
     (``{"id": ..., "skills": [...]}``) keeps its other fields.
     """
     container: object = getattr(response, "container", None)
+    if container is None:
+        return  # almost every response: no container
     if isinstance(container, Mapping):
         container_id = cast("Mapping[str, Any]", container).get("id")
     else:

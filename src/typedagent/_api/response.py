@@ -118,7 +118,7 @@ def _check_block(index: int, block: object) -> None:
     kind = getattr(block, "type", None)
     if not isinstance(kind, str):
         raise MalformedResponse(f"content block {index} of the response has no type.")
-    if not isinstance(block, pydantic.BaseModel):
+    if not _is_model(type(block)):
         raise MalformedResponse(f"content block {index} of the response is a {type(block).__name__}, not a block.")
     if kind in _CALLS and not (
         isinstance(getattr(block, "id", None), str)
@@ -131,6 +131,19 @@ def _check_block(index: int, block: object) -> None:
     problem = None if _plainly_sendable(block) else _content_problem(block)
     if problem is not None:
         raise MalformedResponse(f"content block {index} of the response {problem}.", _UNTRUSTED)
+
+
+def _is_model(kind: type) -> bool:
+    """Whether ``kind`` is a pydantic model class, remembered per class (``isinstance`` goes through ``ABCMeta``)."""
+    known = _MODEL_CLASSES.get(kind)
+    if known is None:
+        known = issubclass(kind, pydantic.BaseModel)
+        if len(_MODEL_CLASSES) < 1024:
+            _MODEL_CLASSES[kind] = known
+    return known
+
+
+_MODEL_CLASSES: dict[type, bool] = {}
 
 
 def _plainly_sendable(block: pydantic.BaseModel) -> bool:

@@ -222,9 +222,9 @@ def _static_marker(sent: Mapping[str, Any]) -> Mapping[str, Any] | None:
     system = sent.get("system")
     if isinstance(system, list) and system:
         last = cast("list[object]", system)[-1]
-        if isinstance(last, Mapping):
+        if type(last) is dict or isinstance(last, Mapping):
             marker = cast("Mapping[str, Any]", last).get("cache_control")
-            return cast("Mapping[str, Any]", marker) if isinstance(marker, Mapping) else None
+            return cast("Mapping[str, Any]", marker) if marker is not None and isinstance(marker, Mapping) else None
     return None
 
 
@@ -262,7 +262,7 @@ def _tool_markers(tools: object) -> list[str | None]:
     found: list[str | None] = []
     for tool in cast("Iterable[object]", tools or ()):
         marker = cast("Mapping[str, Any]", tool).get("cache_control") if isinstance(tool, Mapping) else None
-        if isinstance(marker, Mapping):
+        if marker is not None and isinstance(marker, Mapping):
             found.append(_ttl_of(cast("Mapping[str, Any]", marker)))
     return found
 
@@ -272,10 +272,10 @@ def _block_markers(content: object) -> list[str | None]:
         return []
     ttls: list[str | None] = []
     for block in cast("list[object]", content):
-        if isinstance(block, Mapping):
+        if type(block) is dict or isinstance(block, Mapping):
             fields = cast("Mapping[str, Any]", block)
             marker = fields.get("cache_control")
-            if isinstance(marker, Mapping):
+            if marker is not None and isinstance(marker, Mapping):
                 ttls.append(_ttl_of(cast("Mapping[str, Any]", marker)))
             ttls.extend(_block_markers(fields.get("content")))  # blocks inside a tool_result
     return ttls
@@ -305,7 +305,7 @@ def _last_marked(messages: Sequence[Mapping[str, Any]]) -> bool:
         if isinstance(content, str):
             return False
         for block in reversed(cast("list[Any]", content or [])):
-            if isinstance(block, Mapping) and _cacheable(cast("Mapping[str, Any]", block)):
+            if (type(block) is dict or isinstance(block, Mapping)) and _cacheable(cast("Mapping[str, Any]", block)):
                 return "cache_control" in block
     return False
 
@@ -337,7 +337,8 @@ def _tail_needing_marker(messages: Sequence[Mapping[str, Any]]) -> tuple[int, in
             return None  # a string turn cannot carry the marker; no call of typedagent's ends in one
         blocks = cast("list[Any]", content or [])
         for position in range(len(blocks) - 1, -1, -1):
-            if isinstance(blocks[position], Mapping) and _cacheable(cast("Mapping[str, Any]", blocks[position])):
+            block = blocks[position]
+            if (type(block) is dict or isinstance(block, Mapping)) and _cacheable(cast("Mapping[str, Any]", block)):
                 return previous, position
     return None
 

@@ -96,7 +96,7 @@ def _reader(value: object) -> Callable[[str], object]:
     """How to read a field of ``value``: a dict's key, a pydantic model's field or extra field, else an attribute."""
     if type(value) is dict:
         return cast("dict[str, object]", value).get
-    if isinstance(value, Mapping):
+    if value is not None and isinstance(value, Mapping):
         return cast("Mapping[str, object]", value).get
     extra = getattr(value, "__pydantic_extra__", None)
     fields = getattr(value, "__dict__", None)
