@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,13 +37,15 @@ def four_calls() -> list[object]:
     ]
 
 
-def app(mode: str, tmp_path: Path, base_url: str, *extra: str, die: bool = False) -> subprocess.CompletedProcess[str]:
+def app(
+    mode: str, tmp_path: Path, base_url: str, *extra: str, die: bool = False, workflow_id: str = "triage-1"
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test"}
     env["DURABLE_TOOL_LOG"] = str(tmp_path / "tools.log")
     if die:
         env["DURABLE_DIE_IN_CHECKPOINT"] = "1"
     return subprocess.run(
-        [sys.executable, str(APP), mode, str(tmp_path), "triage-1", *extra],
+        [sys.executable, str(APP), mode, str(tmp_path), workflow_id, *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -82,3 +85,42 @@ def test_a_killed_process_is_recovered_by_dbos_launch_repeating_no_model_call(tm
     assert pids[0] == pids[1] != pids[2] == pids[3]
     # Then the baseline run, in the recovering process.
     assert [tool for tool, _ in runs[4:]] == ["lookup:plan", "checkpoint:halfway", "lookup:region"]
+
+
+def test_a_run_that_waits_for_decisions_survives_a_kill_and_goes_on_after_send_decisions(tmp_path: Path) -> None:
+    """The run pauses for approval and waits (DBOS.recv); the process is killed (SIGKILL) while it waits.
+
+    A new process recovers the run with DBOS.launch() and sends decisions with send_decisions: a wrong one first
+    (dropped, with a warning), then an approval with edited arguments. The model is called once per step; the
+    refund runs once, in the new process, with the edited arguments.
+    """
+    script = [tool_call("refund", {"amount": 30}, id="toolu_refund"), output_call(TRIAGE)]
+    with FakeAnthropicServer(script) as server:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+        env["DURABLE_TOOL_LOG"] = str(tmp_path / "tools.log")
+        command = [sys.executable, str(APP), "wait", str(tmp_path), "refund-1"]
+        with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as waiting:
+            try:
+                for _ in range(600):
+                    if server.requests or waiting.poll() is not None:
+                        break
+                    time.sleep(0.05)
+                time.sleep(1.5)  # the run reaches DBOS.recv and waits there
+                assert waiting.poll() is None, waiting.stderr.read() if waiting.stderr else ""
+            finally:
+                waiting.kill()
+        assert len(server.requests) == 1
+        assert not (tmp_path / "tools.log").exists()
+        decided = app("decide", tmp_path, server.base_url, workflow_id="refund-1")
+        assert decided.returncode == 0, decided.stderr
+    assert len(server.requests) == 2
+    last = server.requests[1]["messages"][-1]["content"]
+    assert [(b["tool_use_id"], b["content"]) for b in last] == [("toolu_refund", "refunded 25")]
+    summary = json.loads(decided.stdout)
+    assert summary["output"] == TRIAGE.model_dump()
+    assert summary["iterations"] == 2
+    [(tool, pid)] = [line.split() for line in (tmp_path / "tools.log").read_text().splitlines()]
+    assert tool == "refund:25"
+    assert pid != str(waiting.pid)
+    assert "'toolu_other', which the paused execution does not wait on, was dropped" in decided.stderr
+    assert "'toolu_refund' (refund) waits for approval" in decided.stderr

@@ -13,24 +13,25 @@ import sysconfig
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed (pip install 'typedagent[temporal]')")
 
 import pytest_asyncio
-from durable.temporal_app import Account, Triage, TriageWorkflow, durable
+from durable.temporal_app import Account, RefundWorkflow, Triage, TriageWorkflow, durable, refunds
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from temporalio.client import WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from typedagent import AgentErrorCode, ExecuteFailure, ExecuteResult, ExecuteSuccess
-from typedagent.temporal import AgentWorkflow
-from typedagent.testing import FakeAnthropicServer, delay, output_call, tool_call, use_client
+from typedagent import AgentErrorCode, Approve, Deny, ExecuteFailure, ExecuteResult, ExecuteSuccess, ExternalResult
+from typedagent.temporal import AgentWorkflow, send_decisions
+from typedagent.testing import FakeAnthropicServer, delay, output_call, response, tool_call, use_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -321,3 +322,165 @@ async def test_spans_of_model_and_tool_calls_nest_under_the_execution_span(
     assert execution.context.trace_id == trace_id
     assert {span.context.trace_id for span in spans if span.name.startswith("RunActivity:")} == {trace_id}
     assert isinstance(trace.get_current_span(), trace.NonRecordingSpan)
+
+
+def refund_worker(env: WorkflowEnvironment, task_queue: str) -> Worker:
+    return Worker(
+        env.client,
+        task_queue=task_queue,
+        workflows=[RefundWorkflow],
+        activities=refunds.activities,
+        build_id="typedagent-tests",
+    )
+
+
+async def start_refund(
+    env: WorkflowEnvironment, task_queue: str
+) -> WorkflowHandle[RefundWorkflow, ExecuteResult[Triage]]:
+    return await env.client.start_workflow(
+        RefundWorkflow.run, args=["Refund order 7."], id=f"refund-{uuid.uuid4()}", task_queue=task_queue
+    )
+
+
+async def waits_for_decisions(handle: WorkflowHandle[Any, Any], server: FakeAnthropicServer, calls: int) -> None:
+    """The run made ``calls`` model calls and is still running: it waits for a signal, nothing else to do."""
+    await until(lambda: len(server.requests) == calls)
+    await asyncio.sleep(0.5)
+    description = await handle.describe()
+    assert description.status is WorkflowExecutionStatus.RUNNING
+    assert len(server.requests) == calls
+
+
+def tool_results(request: dict[str, Any]) -> list[tuple[str, object, bool]]:
+    """The tool results the request sends back: (tool_use_id, content, is_error)."""
+    last = request["messages"][-1]
+    assert last["role"] == "user"
+    return [(b["tool_use_id"], b["content"], b.get("is_error", False)) for b in last["content"]]
+
+
+async def test_a_paused_run_waits_for_the_decisions_signal_and_goes_on(
+    env: WorkflowEnvironment, tool_log: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An approval, then an external tool: each waits for send_decisions; wrong decisions are dropped, not fatal.
+
+    The fake server sees each of the three model calls once; the refund runs once, after its approval; the
+    history (two waits, four signals) replays without a non-determinism error.
+    """
+    script = [
+        tool_call("refund", {"amount": 30}, id="toolu_refund"),
+        tool_call("ask_customer", {"question": "Which order?"}, id="toolu_ask"),
+        output_call(TRIAGE),
+    ]
+    task_queue = f"tq-{uuid.uuid4()}"
+    assert refunds.signal_name == "typedagent.decisions"
+    with FakeAnthropicServer(script) as server, use_client(server.client()):
+        async with refund_worker(env, task_queue):
+            handle = await start_refund(env, task_queue)
+            await waits_for_decisions(handle, server, 1)
+            assert runs(tool_log) == []
+            # An id the run does not wait on, and a result for a call that waits for approval: both dropped.
+            await send_decisions(handle, {"toolu_other": Approve(), "toolu_refund": ExternalResult("yes")})
+            await waits_for_decisions(handle, server, 1)
+            await send_decisions(handle, {"toolu_refund": Approve()})
+            await waits_for_decisions(handle, server, 2)
+            assert [tool for tool, _ in runs(tool_log)] == ["refund:30"]
+            await send_decisions(handle, {"toolu_ask": ExternalResult("order 7, the laptop")})
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert isinstance(result, ExecuteSuccess), result
+    assert result.output == TRIAGE
+    assert len(server.requests) == 3
+    assert tool_results(server.requests[1]) == [("toolu_refund", "refunded 30", False)]
+    assert tool_results(server.requests[2]) == [("toolu_ask", "order 7, the laptop", False)]
+    assert [tool for tool, _ in runs(tool_log)] == ["refund:30"]
+    assert result.metadata.iterations == 3
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("'toolu_other', which the paused execution does not wait on, was dropped" in w for w in warnings)
+    assert any("'toolu_refund' (refund) waits for approval" in w for w in warnings)
+    replayed = await Replayer(workflows=[RefundWorkflow], data_converter=pydantic_data_converter).replay_workflow(
+        await handle.fetch_history()
+    )
+    assert replayed.replay_failure is None
+
+
+async def test_decisions_may_come_in_parts_and_a_denial_reaches_the_model(
+    env: WorkflowEnvironment, tool_log: Path
+) -> None:
+    """Two calls wait at once: the run goes on once both have a decision, sent in two signals."""
+    script = [
+        response(
+            tool_call("refund", {"amount": 30}, id="toolu_a"),
+            tool_call("ask_customer", {"question": "Which order?"}, id="toolu_b"),
+        ),
+        output_call(TRIAGE),
+    ]
+    task_queue = f"tq-{uuid.uuid4()}"
+    with FakeAnthropicServer(script) as server, use_client(server.client()):
+        async with refund_worker(env, task_queue):
+            handle = await start_refund(env, task_queue)
+            await waits_for_decisions(handle, server, 1)
+            await send_decisions(handle, {"toolu_a": Deny("Not above 20.")})
+            await waits_for_decisions(handle, server, 1)
+            await send_decisions(handle, {"toolu_b": ExternalResult(error="The customer did not answer.")})
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert isinstance(result, ExecuteSuccess), result
+    assert tool_results(server.requests[1]) == [
+        ("toolu_a", "Error: Not above 20.", True),
+        ("toolu_b", "Error: The customer did not answer.", True),
+    ]
+    assert runs(tool_log) == []
+
+
+async def test_send_decisions_checks_what_it_sends(env: WorkflowEnvironment) -> None:
+    """Not a handle, no decisions, or something that is no decision: a TypeError before anything is sent."""
+    handle = env.client.get_workflow_handle("nobody")
+    with pytest.raises(TypeError, match="takes the workflow's handle"):
+        await send_decisions("wf-1", {"toolu_a": Approve()})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TypeError, match="non-empty dict of call id"):
+        await send_decisions(handle, {})
+    with pytest.raises(TypeError, match=r"decisions\['toolu_a'\] must be Approve\(\), Deny\(reason\)"):
+        await send_decisions(handle, {"toolu_a": True})  # type: ignore[dict-item]  # pyright: ignore[reportArgumentType]
+
+
+async def test_cancelling_a_run_that_waits_for_decisions_ends_it_cancelled(
+    env: WorkflowEnvironment, tool_log: Path
+) -> None:
+    """The workflow is cancelled while a call waits for approval: the call is denied, the result EXECUTION_CANCELLED."""
+    task_queue = f"tq-{uuid.uuid4()}"
+    with FakeAnthropicServer([tool_call("refund", {"amount": 30})]) as server, use_client(server.client()):
+        async with refund_worker(env, task_queue):
+            handle = await start_refund(env, task_queue)
+            await waits_for_decisions(handle, server, 1)
+            await handle.cancel()
+            result = await asyncio.wait_for(handle.result(), 30)
+    assert isinstance(result, ExecuteFailure), result
+    assert result.error.code is AgentErrorCode.EXECUTION_CANCELLED
+    assert len(server.requests) == 1
+    assert runs(tool_log) == []
+
+
+async def test_a_worker_killed_while_the_run_waits_loses_nothing(env: WorkflowEnvironment, tool_log: Path) -> None:
+    """The worker dies (SIGKILL) while the run waits for approval; a new one finishes after the signal.
+
+    The signal is sent while no worker is up. The model is called once per step; the refund, approved with edited
+    arguments, runs once, in the new worker.
+    """
+    task_queue = f"tq-{uuid.uuid4()}"
+    script = [tool_call("refund", {"amount": 30}, id="toolu_refund"), output_call(TRIAGE)]
+    with FakeAnthropicServer(script) as server:
+        with spawn_worker(env, task_queue, server.base_url) as dying:
+            try:
+                assert dying.stdout is not None
+                assert await asyncio.to_thread(dying.stdout.readline) == "ready\n"
+                handle = await start_refund(env, task_queue)
+                await waits_for_decisions(handle, server, 1)
+            finally:
+                dying.kill()
+        assert dying.returncode == -9
+        await send_decisions(handle, {"toolu_refund": Approve(input={"amount": 25})})
+        with use_client(server.client()):
+            async with refund_worker(env, task_queue):
+                result = await asyncio.wait_for(handle.result(), 60)
+    assert isinstance(result, ExecuteSuccess), result
+    assert len(server.requests) == 2
+    assert tool_results(server.requests[1]) == [("toolu_refund", "refunded 25", False)]
+    assert runs(tool_log) == [["refund:25", str(os.getpid())]]

@@ -1,9 +1,11 @@
 """A DBOSAgent, run by tests/test_dbos.py in subprocesses: one that dies mid-run, one that recovers the workflow.
 
-Usage: python dbos_app.py start|recover DBDIR WORKFLOW_ID [BASELINE_URL]
+Usage: python dbos_app.py start|recover|wait|decide DBDIR WORKFLOW_ID [BASELINE_URL]
 ``start`` runs the workflow (the checkpoint tool kills the process when DURABLE_DIE_IN_CHECKPOINT is set);
 ``recover`` launches DBOS (which recovers the workflow), prints its result's metadata as JSON, then the
-metadata of an uninterrupted run of the same workflow against BASELINE_URL.
+metadata of an uninterrupted run of the same workflow against BASELINE_URL. ``wait`` starts a run that pauses
+for approval (the test kills the process while it waits); ``decide`` recovers it, sends it decisions and prints
+its result.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from anthropic import AsyncAnthropic
 from dbos import DBOS, DBOSConfig, SetWorkflowID
 from pydantic import BaseModel
 
-from typedagent import ExecuteResult, OutputTool, RunContext, define_agent, tool
-from typedagent.dbos import DBOSAgent
+from typedagent import Approve, ExecuteResult, ExternalResult, OutputTool, RunContext, define_agent, tool
+from typedagent.dbos import DBOSAgent, send_decisions
 from typedagent.testing import use_client
 
 
@@ -64,6 +66,18 @@ agent = define_agent(
 durable = DBOSAgent(agent)
 
 
+@tool(requires_approval=True)
+async def refund(amount: int) -> str:
+    """Refund the customer (a person approves it first)."""
+    record(f"refund:{amount}")
+    return f"refunded {amount}"
+
+
+refunds = DBOSAgent(
+    define_agent(name="refunds", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[refund])
+)
+
+
 def summary(result: ExecuteResult[Triage]) -> str:
     assert result.ok, result
     meta = result.metadata
@@ -89,7 +103,17 @@ async def main(mode: str, dbdir: str, workflow_id: str, baseline_url: str | None
     DBOS(config=config)
     DBOS.launch()  # in the running loop: a recovered workflow runs on it
     try:
-        if mode == "start":
+        if mode == "wait":  # start a run that pauses for approval; the test kills this process while it waits
+            with SetWorkflowID(workflow_id):
+                await refunds.run("Refund order 7.")
+        elif mode == "decide":  # DBOS.launch() recovered the waiting run: send it decisions, print its result
+            assert refunds.decisions_topic == "typedagent.decisions"
+            # A decision for a call the run does not wait on, and one of the wrong kind: dropped, the run waits on.
+            await send_decisions(workflow_id, {"toolu_other": Approve(), "toolu_refund": ExternalResult("yes")})
+            await send_decisions(workflow_id, {"toolu_refund": Approve(input={"amount": 25})})
+            handle = await DBOS.retrieve_workflow_async(workflow_id)
+            print(summary(await handle.get_result()), flush=True)
+        elif mode == "start":
             with SetWorkflowID(workflow_id):
                 await durable.run("My VPN drops every hour.", deps=Account(user="ann"))
         else:

@@ -66,6 +66,36 @@ durable = TemporalAgent(
 )
 
 
+@tool(requires_approval=True)
+async def refund(amount: int) -> str:
+    """Refund the customer (a person approves it first)."""
+    record(f"refund:{amount}")
+    return f"refunded {amount}"
+
+
+@tool(external=True)
+def ask_customer(question: str) -> str:
+    """Ask the customer; the answer comes from outside."""
+    raise AssertionError("an external tool's function is never called")
+
+
+refunds = TemporalAgent(
+    define_agent(name="refunds", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[refund, ask_customer]),
+    name="refunds",
+    activity_config={
+        "start_to_close_timeout": timedelta(seconds=30),
+        "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=100)),
+    },
+)
+
+
+@workflow.defn
+class RefundWorkflow:
+    @workflow.run
+    async def run(self, prompt: str) -> ExecuteResult[Triage]:
+        return await refunds.run(prompt)
+
+
 @workflow.defn
 class TriageWorkflow:
     @workflow.run

@@ -15,7 +15,7 @@ from temporalio.worker import Worker
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from durable.temporal_app import TriageWorkflow, durable
+from durable.temporal_app import RefundWorkflow, TriageWorkflow, durable, refunds
 
 
 async def main(target: str, task_queue: str) -> None:
@@ -24,8 +24,8 @@ async def main(target: str, task_queue: str) -> None:
     worker = Worker(
         client,
         task_queue=task_queue,
-        workflows=[TriageWorkflow],
-        activities=durable.activities,
+        workflows=[TriageWorkflow, RefundWorkflow],
+        activities=[*durable.activities, *refunds.activities],
         max_cached_workflows=0,
         build_id="typedagent-tests",
     )

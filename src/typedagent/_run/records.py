@@ -20,6 +20,7 @@ import pydantic_core
 from anthropic.types import Message
 from anthropic.types.beta import BetaMessage
 
+from .._agent.delegation import _AgentTool  # pyright: ignore[reportPrivateUsage]
 from .._api.api_errors import ApiFailure
 from .._api.client import CLIENT_IN_CONTEXT, MessagesClient, default_client
 from .._api.fallback import WAIT_CAP
@@ -42,6 +43,7 @@ __all__ = [
     "ModelCallOutput",
     "StepClient",
     "ToolCallOutput",
+    "refuse_unsupported",
     "run_recorded_helper",
     "run_recorded_model_call",
     "tool_input_type",
@@ -193,6 +195,27 @@ async def run_recorded_model_call(
     if isinstance(outcome, Interrupted):  # pragma: no cover - no abort event and no deadline here
         raise RuntimeError("typedagent: a model call without a guard was interrupted")
     return ModelCallOutput.of(outcome)
+
+
+def refuse_unsupported(agent: AgentDefinition[Any, Any], wrapper: str) -> None:
+    """Refuse, at wrap time, what a durable execution cannot record as steps yet: toolsets, and sub-agents.
+
+    Raises:
+        ValueError: ``agent`` has toolsets (MCP servers), or tools that run another agent (``as_tool``).
+    """
+    if agent.toolsets:
+        raise ValueError(
+            f"{wrapper} does not run agents with toolsets (MCP servers) yet: agent {agent.name!r} has "
+            f"{len(agent.toolsets)}. Give the durable agent helper tools (which run as recorded steps) instead."
+        )
+    delegating = [helper.name for helper in agent.helpers if isinstance(helper, _AgentTool)]
+    if delegating:
+        raise ValueError(
+            f"{wrapper} does not run agents that delegate to other agents yet: tool(s) {delegating} of agent "
+            f"{agent.name!r} run a sub-agent (as_tool()), whose own model and tool calls would not be recorded steps. "
+            "Wrap the sub-agent in a durable agent of its own and call it from your workflow, or from a helper tool "
+            "that runs execute_agent (the whole sub-run is then one recorded step)."
+        )
 
 
 ClientSource = MessagesClient | Callable[[], MessagesClient] | None

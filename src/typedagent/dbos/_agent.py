@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Generic, overload
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Generic, overload
 
 from dbos import DBOS
 from typing_extensions import TypeVar
@@ -12,6 +13,7 @@ from .._agent.context import RunContext
 from .._agent.definition import AgentDefinition
 from .._api.beta import needs_beta
 from .._run.arguments import MISSING
+from .._run.decision_inbox import DECISIONS, DecisionInbox, decisions_payload, until_done
 from .._run.execute import execute_agent
 from .._run.records import (
     NO_CLIENT,
@@ -20,6 +22,7 @@ from .._run.records import (
     ModelCallOutput,
     StepClient,
     ToolCallOutput,
+    refuse_unsupported,
     run_recorded_helper,
     run_recorded_model_call,
 )
@@ -33,10 +36,17 @@ if TYPE_CHECKING:
     from .._agent.tools import Helper
     from .._api.model_call import ModelCallFailure
     from .._run.reply import Reply
+    from .._shared.decisions import Decision
     from .._shared.limits import ExecutionLimits
+    from .._shared.pausing import PausableResult, PausedState
     from .._shared.results import ExecuteResult
 
-__all__ = ["DBOSAgent"]
+__all__ = ["DBOSAgent", "send_decisions"]
+
+_LOG = logging.getLogger("typedagent.dbos")
+
+WAIT_S: Final = 3600.0
+"""How long one ``DBOS.recv`` waits for decisions before the run waits again (it waits as long as it takes)."""
 
 OutputT = TypeVar("OutputT", default=Any)
 DepsT = TypeVar("DepsT", default=Any)
@@ -68,7 +78,7 @@ class _DBOSSteps(Steps):
         limit: int,
     ) -> None:
         block = reply.block
-        output: ToolCallOutput = await self.tool_step(block.name, block.id, dict(block.input), ctx)
+        output: ToolCallOutput = await self.tool_step(block.name, block.id, dict(reply.tool_input), ctx)
         reply.answer(output.content, is_error=output.is_error)
 
 
@@ -88,6 +98,7 @@ class DBOSAgent(Generic[OutputT, DepsT]):
 
     Raises:
         TypeError: ``agent`` is not an ``AgentDefinition``.
+        ValueError: the agent has toolsets (MCP servers) or tools that run a sub-agent (``as_tool()``).
     """
 
     def __init__(
@@ -95,11 +106,7 @@ class DBOSAgent(Generic[OutputT, DepsT]):
     ) -> None:
         if not isinstance(agent, AgentDefinition):
             raise TypeError(f"DBOSAgent wraps an agent from define_agent(), got {type(agent).__name__}.")
-        if agent.toolsets:
-            raise ValueError(
-                f"DBOSAgent does not run agents with toolsets (MCP servers) yet: agent {agent.name!r} has "
-                f"{len(agent.toolsets)}. Give the durable agent helper tools (which run as recorded steps) instead."
-            )
+        refuse_unsupported(agent, "DBOSAgent")
         self.agent = agent
         self.name = name if name is not None else agent.name
         clients = StepClient(client)
@@ -124,12 +131,35 @@ class DBOSAgent(Generic[OutputT, DepsT]):
             message_history: Sequence[MessageParam] | None,
         ) -> ExecuteResult[Any]:
             kwargs: dict[str, Any] = {} if deps is MISSING else {"deps": deps}
+            inbox = DecisionInbox(_LOG.warning)
+
+            async def wait() -> bool:
+                message = await DBOS.recv_async(DECISIONS, timeout_seconds=WAIT_S)
+                if message is not None:
+                    inbox.deliver(message)
+                return True
+
+            async def resume(state: PausedState, decisions: dict[str, Decision]) -> PausableResult[Any]:
+                return await execute_agent(agent, resume=state, decisions=decisions, client=NO_CLIENT, **kwargs)
+
             with use_steps(steps):
-                return await execute_agent(
-                    agent, prompt, client=NO_CLIENT, limits=limits, message_history=message_history, **kwargs
+                first = await execute_agent(
+                    agent,
+                    prompt,
+                    client=NO_CLIENT,
+                    limits=limits,
+                    message_history=message_history,
+                    pausable=True,
+                    **kwargs,
                 )
+                return await until_done(first, inbox, wait, resume)
 
         self._workflow = run_workflow
+
+    @property
+    def decisions_topic(self) -> str:
+        """The ``DBOS.recv`` topic of the decisions a paused run waits for (``send_decisions`` sends on it)."""
+        return DECISIONS
 
     def __repr__(self) -> str:
         return f"DBOSAgent({self.agent.name!r}, name={self.name!r})"
@@ -166,3 +196,21 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         """
         result: ExecuteResult[OutputT] = await self._workflow(prompt, deps, limits, message_history)
         return result
+
+
+async def send_decisions(workflow_id: str, decisions: Mapping[str, Decision]) -> None:
+    """Send ``decisions`` (call id to ``Approve()``, ``Deny(reason)`` or ``ExternalResult(...)``) to a paused run.
+
+    ``workflow_id`` is the run's DBOS workflow id (``SetWorkflowID``). The message (topic
+    ``DBOSAgent.decisions_topic``) is kept in DBOS's database until the run reads it, so it reaches a run that is
+    recovering too; the run goes on once every pending call has a decision, which may come in several messages. A
+    decision for a call the run does not wait on, or of the wrong kind, is dropped with a warning in the log of the
+    process running the workflow, and the run keeps waiting.
+
+    Raises:
+        TypeError: ``workflow_id`` is not a str, or ``decisions`` is not a non-empty dict of call ids to decisions
+            (checked before anything is sent).
+    """
+    if not isinstance(workflow_id, str):
+        raise TypeError(f"send_decisions takes the run's DBOS workflow id (a str), got {type(workflow_id).__name__}.")
+    await DBOS.send_async(workflow_id, decisions_payload(decisions), topic=DECISIONS)

@@ -12,8 +12,9 @@ from typing_extensions import TypeVar
 
 from .._agent.definition import AgentDefinition
 from .._run.arguments import MISSING
+from .._run.decision_inbox import DECISIONS, DecisionInbox, until_done
 from .._run.execute import execute_agent
-from .._run.records import NO_CLIENT, ClientSource
+from .._run.records import NO_CLIENT, ClientSource, refuse_unsupported
 from .._run.steps import use_steps
 from .._shared.determinism import use_runtime
 from ._activities import build_activities
@@ -22,8 +23,10 @@ from ._steps import DEFAULT_ACTIVITY_CONFIG, WORKFLOW_RUNTIME, TemporalSteps
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam
 
+    from .._shared.decisions import Decision
     from .._shared.events import ExecuteCallbacks
     from .._shared.limits import ExecutionLimits
+    from .._shared.pausing import PausableResult, PausedState
     from .._shared.results import ExecuteResult
 
 __all__ = ["TemporalAgent", "registered"]
@@ -80,7 +83,8 @@ class TemporalAgent(Generic[OutputT, DepsT]):
 
     Raises:
         TypeError: ``agent`` is not an ``AgentDefinition``, or an activity option's timeout is not a ``timedelta``.
-        ValueError: ``name`` is empty, or ``tool_activity_config`` names a tool the agent does not have.
+        ValueError: ``name`` is empty, or ``tool_activity_config`` names a tool the agent does not have; the agent
+            has toolsets (MCP servers) or tools that run a sub-agent (``as_tool()``).
     """
 
     def __init__(
@@ -94,11 +98,7 @@ class TemporalAgent(Generic[OutputT, DepsT]):
     ) -> None:
         if not isinstance(agent, AgentDefinition):
             raise TypeError(f"TemporalAgent wraps an agent from define_agent(), got {type(agent).__name__}.")
-        if agent.toolsets:
-            raise ValueError(
-                f"TemporalAgent does not run agents with toolsets (MCP servers) yet: agent {agent.name!r} has "
-                f"{len(agent.toolsets)}. Give the durable agent helper tools (which run as recorded steps) instead."
-            )
+        refuse_unsupported(agent, "TemporalAgent")
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"TemporalAgent needs a non-empty name (it names its activities), got {name!r}.")
         tools = dict(tool_activity_config or {})
@@ -121,6 +121,11 @@ class TemporalAgent(Generic[OutputT, DepsT]):
         self.activities: list[Callable[..., Any]] = build_activities(agent, name, client)
         """Everything a worker needs to run this agent besides your workflow: ``Worker(activities=...)``."""
         _REGISTERED[name] = self
+
+    @property
+    def signal_name(self) -> str:
+        """The workflow signal that carries the decisions a paused run waits for (``send_decisions`` sends it)."""
+        return DECISIONS
 
     def __repr__(self) -> str:
         return f"TemporalAgent({self.agent.name!r}, name={self.name!r})"
@@ -169,19 +174,28 @@ class TemporalAgent(Generic[OutputT, DepsT]):
             )
         abort = asyncio.Event()
         kwargs: dict[str, Any] = {} if deps is MISSING else {"deps": deps}
-        with use_runtime(WORKFLOW_RUNTIME), use_steps(self._steps):
-            task = asyncio.ensure_future(
-                execute_agent(
-                    self.agent,
-                    prompt,
-                    client=NO_CLIENT,
-                    abort_event=abort,
-                    callbacks=callbacks,
-                    limits=limits,
-                    message_history=message_history,
-                    **kwargs,
-                )
+        common: dict[str, Any] = {"client": NO_CLIENT, "abort_event": abort, "callbacks": callbacks, **kwargs}
+        inbox = DecisionInbox(workflow.logger.warning)
+
+        def deliver(message: Any) -> None:
+            inbox.deliver(message)
+
+        async def wait() -> bool:
+            await workflow.wait_condition(lambda: bool(inbox.arrived) or abort.is_set())
+            return not abort.is_set()
+
+        async def resume(state: PausedState, decisions: dict[str, Decision]) -> PausableResult[Any]:
+            return await execute_agent(self.agent, resume=state, decisions=decisions, **common)
+
+        async def whole() -> ExecuteResult[Any]:
+            first = await execute_agent(
+                self.agent, prompt, limits=limits, message_history=message_history, pausable=True, **common
             )
+            return await until_done(first, inbox, wait, resume)
+
+        workflow.set_signal_handler(DECISIONS, deliver)
+        with use_runtime(WORKFLOW_RUNTIME), use_steps(self._steps):
+            task = asyncio.ensure_future(whole())
         while True:
             try:
                 return await asyncio.shield(task)

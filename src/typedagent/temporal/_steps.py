@@ -114,7 +114,7 @@ class TemporalSteps(Steps):
         call = self.tool_input(
             tool=block.name,
             tool_use_id=block.id,
-            input=dict(block.input),
+            input=dict(reply.tool_input),
             attempt=ctx.attempt,
             iteration=ctx.iteration,
             tokens=dataclasses.asdict(ctx.tokens),
