@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from support import Triage, triage_agent
 
-from typedagent import OutputTool, define_agent, tool
+from typedagent import (
+    Approve,
+    Deny,
+    ExecutePaused,
+    ExternalResult,
+    OutputTool,
+    PendingCall,
+    define_agent,
+    tool,
+)
+from typedagent._agent.remote import Toolset, ToolsetConnection
+from typedagent._run.decision_inbox import DecisionInbox, decisions_payload
+from typedagent._shared.pausing import PendingKind
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 pytest.importorskip("dbos", reason="the dbos extra is not installed")
 
 from typedagent.dbos import DBOSAgent
+from typedagent.dbos import send_decisions as dbos_send_decisions
 from typedagent.temporal import TemporalAgent
 from typedagent.temporal._agent import registered
 
@@ -59,3 +75,80 @@ def test_dbos_agent_refuses_what_is_not_an_agent() -> None:
         DBOSAgent("agent")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
     durable = DBOSAgent(triage_agent(), name="errs-dbos")
     assert repr(durable) == "DBOSAgent('triage', name='errs-dbos')"
+
+
+class _Nowhere(Toolset):
+    """A toolset that is never connected (the wrappers refuse it before)."""
+
+    @property
+    def label(self) -> str:
+        return "nowhere"
+
+    def connection(self) -> AbstractAsyncContextManager[ToolsetConnection]:
+        raise AssertionError("never connected")
+
+
+def test_both_wrappers_refuse_toolsets_and_sub_agents() -> None:
+    """Toolsets (MCP servers) and agents made tools (as_tool) are not recorded steps yet: refused, saying why."""
+    with_toolset = define_agent(name="mcp", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[_Nowhere()])
+    delegating = define_agent(
+        name="boss", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[triage_agent().as_tool()]
+    )
+    for wrap, wrapper in ((lambda a: TemporalAgent(a, name="refused"), "TemporalAgent"), (DBOSAgent, "DBOSAgent")):
+        with pytest.raises(ValueError, match=rf"{wrapper} does not run agents with toolsets \(MCP servers\) yet"):
+            wrap(with_toolset)
+        with pytest.raises(
+            ValueError,
+            match=rf"{wrapper} does not run agents that delegate to other agents yet: tool\(s\) \['triage'\]",
+        ):
+            wrap(delegating)
+
+
+def _waiting(*calls: tuple[str, str, PendingKind]) -> ExecutePaused:
+    pending = tuple(PendingCall(id=id_, name=name, input={}, kind=kind) for id_, name, kind in calls)
+    return cast("ExecutePaused", SimpleNamespace(pending=pending))
+
+
+def test_the_decision_inbox_keeps_what_fits_and_drops_the_rest_with_a_warning() -> None:
+    """Decisions may come in parts; a message, an id or a decision that does not fit is dropped, the run waits on."""
+    warned: list[str] = []
+    inbox = DecisionInbox(warned.append)
+    paused = _waiting(("toolu_a", "refund", "approval"), ("toolu_b", "ask", "external"))
+    assert inbox.take(paused) is None
+    inbox.deliver("approve everything")
+    inbox.deliver({"toolu_a": {"approve": "yes"}, 7: {"approve": True}})
+    inbox.deliver({"toolu_b": {"approve": True}})
+    assert inbox.take(paused) is None
+    assert warned == [
+        "typedagent: a decisions message that is not an object was dropped: 'approve everything'",
+        "typedagent: the decision for 'toolu_a' must be one of "
+        '{"approve": true}, {"approve": true, "input": {...}}, {"deny": "reason"}, {"result": ...} or '
+        "{\"error\": \"...\"}, got {'approve': 'yes'}. It was dropped; the execution waits for another.",
+        "typedagent: a decision for 7, which the paused execution does not wait on, was dropped; it waits on "
+        "'toolu_a' (refund, approval), 'toolu_b' (ask, external).",
+        "typedagent: call 'toolu_b' (ask) waits for external: decide it with ExternalResult(...); the decision sent "
+        "(Approve) was dropped.",
+    ]
+    inbox.deliver(decisions_payload({"toolu_a": Deny("no")}))
+    assert inbox.take(paused) is None  # toolu_b still waits
+    inbox.deliver(decisions_payload({"toolu_b": ExternalResult([1, 2])}))
+    assert inbox.take(paused) == {"toolu_a": Deny("no"), "toolu_b": ExternalResult([1, 2])}
+    assert inbox.decided == {}
+
+
+def test_decisions_payload_refuses_what_is_no_decision() -> None:
+    """send_decisions checks its decisions before sending: keys are call ids, values decisions."""
+    with pytest.raises(TypeError, match="non-empty dict of call id"):
+        decisions_payload([Approve()])
+    with pytest.raises(TypeError, match=r"keyed by call id \(a str, PendingCall.id\), got 3"):
+        decisions_payload({3: Approve()})
+    assert decisions_payload({"a": Approve(input={"n": 1}), "b": ExternalResult(error="x")}) == {
+        "a": {"approve": True, "input": {"n": 1}},
+        "b": {"error": "x"},
+    }
+
+
+async def test_dbos_send_decisions_checks_the_workflow_id() -> None:
+    """The workflow id is a str (checked before DBOS is asked)."""
+    with pytest.raises(TypeError, match=r"takes the run's DBOS workflow id \(a str\), got int"):
+        await dbos_send_decisions(7, {"toolu_a": Approve()})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

@@ -5,13 +5,16 @@ every ``# pyright: ignore[...]`` one for basedpyright (``reportUnnecessaryTypeIg
 """
 
 from dataclasses import dataclass
-from typing import assert_type
+from typing import Any, assert_type
 
 from pydantic import BaseModel
+from temporalio.client import WorkflowHandle
 
-from typedagent import ExecuteResult, OutputTool, RunContext, define_agent, tool
+from typedagent import Approve, Deny, ExecuteResult, ExternalResult, OutputTool, RunContext, define_agent, tool
 from typedagent.dbos import DBOSAgent
+from typedagent.dbos import send_decisions as dbos_send
 from typedagent.temporal import TemporalAgent
+from typedagent.temporal import send_decisions as temporal_send
 
 
 class Triage(BaseModel):
@@ -42,3 +45,14 @@ async def durable_runs() -> None:
     dbos = DBOSAgent(with_deps)
     assert_type(await dbos.run("hi", deps=Db(user="ann")), ExecuteResult[Triage])
     assert_type(await DBOSAgent(plain).run("hi"), ExecuteResult[Triage])
+
+
+async def decisions(handle: WorkflowHandle[Any, ExecuteResult[Triage]]) -> None:
+    temporal = TemporalAgent(plain, name="p")
+    assert_type(temporal.signal_name, str)
+    assert_type(DBOSAgent(plain).decisions_topic, str)
+    assert_type(await temporal_send(handle, {"toolu_1": Approve(), "toolu_2": Deny("no")}), None)
+    assert_type(await dbos_send("wf-1", {"toolu_1": ExternalResult({"answer": 42})}), None)
+    await temporal_send("wf-1", {"toolu_1": Approve()})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    await dbos_send("wf-1", {"toolu_1": True})  # type: ignore[dict-item]  # pyright: ignore[reportArgumentType]
+    await dbos_send("wf-1", [Approve()])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

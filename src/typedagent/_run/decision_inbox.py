@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from .._shared.decisions import Decision, Deny, ExternalResult, decision_from_json, decision_to_json
 
 if TYPE_CHECKING:
-    from .._shared.pausing import ExecutePaused, PausableResult, PausedState
+    from .._shared.pausing import ExecutePaused, PausableResult, PausedState, PendingKind
     from .._shared.results import ExecuteResult
 
 __all__ = ["DECISIONS", "DecisionInbox", "decisions_payload", "until_done"]
@@ -119,11 +119,12 @@ async def until_done(
         decisions = inbox.take(result)
         while decisions is None:
             if not await wait():
-                decisions = {
-                    call.id: ExternalResult(error=CANCELLED) if call.kind == "external" else Deny(CANCELLED)
-                    for call in result.pending
-                }
+                decisions = {call.id: _cancelled(call.kind) for call in result.pending}
                 break
             decisions = inbox.take(result)
         result = await resume(result.state, decisions)
     return result
+
+
+def _cancelled(kind: PendingKind) -> Decision:
+    return ExternalResult(error=CANCELLED) if kind == "external" else Deny(CANCELLED)

@@ -20,7 +20,7 @@ import pydantic_core
 from anthropic.types import Message
 from anthropic.types.beta import BetaMessage
 
-from .._agent.delegation import _AgentTool  # pyright: ignore[reportPrivateUsage]
+from .._agent.delegation import _AgentTool
 from .._api.api_errors import ApiFailure
 from .._api.client import CLIENT_IN_CONTEXT, MessagesClient, default_client
 from .._api.fallback import WAIT_CAP

@@ -193,7 +193,7 @@ class TemporalAgent(Generic[OutputT, DepsT]):
             )
             return await until_done(first, inbox, wait, resume)
 
-        workflow.set_signal_handler(DECISIONS, deliver)
+        workflow.set_signal_handler(DECISIONS, deliver)  # pyright: ignore[reportUnknownMemberType]
         with use_runtime(WORKFLOW_RUNTIME), use_steps(self._steps):
             task = asyncio.ensure_future(whole())
         while True:
