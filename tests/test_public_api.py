@@ -79,7 +79,10 @@ def test_durable_integrations_export_sorted_complete_names() -> None:
     """``typedagent.temporal`` and ``typedagent.dbos`` (their extras installed) list what they export."""
     import pytest
 
-    for name, names in (("temporal", ["AgentWorkflow", "TemporalAgent"]), ("dbos", ["DBOSAgent"])):
+    for name, names in (
+        ("temporal", ["AgentWorkflow", "TemporalAgent", "send_decisions"]),
+        ("dbos", ["DBOSAgent", "send_decisions"]),
+    ):
         pytest.importorskip("temporalio" if name == "temporal" else "dbos")
         module = __import__(f"typedagent.{name}", fromlist=["__all__"])
         assert list(module.__all__) == names

@@ -193,6 +193,10 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         """Run the agent as a DBOS workflow (``with SetWorkflowID(...)`` names it); the ``ExecuteResult``.
 
         Its inputs (prompt, deps, limits, history) and result are recorded by DBOS, so they must pickle.
+
+        A call waiting for a decision (a tool with ``requires_approval``, an ``external`` tool) pauses the run: the
+        workflow waits, durably, with ``DBOS.recv`` on ``decisions_topic`` (``send_decisions(workflow_id,
+        decisions)``), then goes on; the result comes when the execution ends.
         """
         result: ExecuteResult[OutputT] = await self._workflow(prompt, deps, limits, message_history)
         return result

@@ -164,6 +164,10 @@ class TemporalAgent(Generic[OutputT, DepsT]):
         Cancelling the workflow cancels the execution: the call in flight is cancelled and the result is an
         ``ExecuteFailure`` with ``EXECUTION_CANCELLED`` (the workflow then decides what to return).
 
+        A call waiting for a decision (a tool with ``requires_approval``, an ``external`` tool) pauses the run: the
+        workflow waits, durably, for the signal ``signal_name`` (``send_decisions(handle, decisions)``), then goes
+        on; the result comes when the execution ends. ``callbacks.on_pause`` runs in the workflow at each pause.
+
         Raises:
             RuntimeError: called outside a workflow (use ``execute_agent`` there).
         """
