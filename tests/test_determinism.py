@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,20 @@ from typedagent import (
     execute_agent,
     tool,
 )
+from typedagent._api.fallback import WAIT_CAP
+from typedagent._run.records import ModelCallInput, StepClient, run_recorded_model_call
 from typedagent._run.steps import OWN_MODEL, ModelCall, Steps, steps, use_steps
 from typedagent._shared.determinism import SYSTEM, Runtime, runtime, use_runtime
-from typedagent.testing import ScriptedClient, api_error, output_call, tool_call
+from typedagent.testing import (
+    FunctionClient,
+    FunctionReturn,
+    MessagesRequest,
+    ScriptedClient,
+    api_error,
+    output_call,
+    response,
+    tool_call,
+)
 
 SRC = Path(__file__).parent.parent / "src" / "typedagent"
 
@@ -65,6 +77,7 @@ def test_the_system_runtime_reads_the_machine() -> None:
     assert len(ids) == 3
     assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
     assert 0 <= SYSTEM.random() < 1
+    assert abs(SYSTEM.wall_clock() - datetime.now(UTC).timestamp()) < 60  # seconds since the epoch
     assert not SYSTEM.inline_sync_calls
 
 
@@ -211,3 +224,36 @@ def test_the_loop_reads_no_clock_ids_or_random_numbers_but_through_the_seam(path
         if isinstance(node, ast.ImportFrom) and not node.level
     }
     assert not imported & NONDETERMINISTIC, imported & NONDETERMINISTIC
+
+
+async def test_a_recorded_model_call_goes_to_the_alternative_it_names_with_its_wait_cap() -> None:
+    """The step side of a fallback call: the worker's client, or the named alternative's, the wait cap set."""
+    seen: list[tuple[str, str, float | None]] = []
+
+    def answering(who: str) -> FunctionClient:
+        def answer(request: MessagesRequest) -> FunctionReturn:
+            seen.append((who, request["model"], WAIT_CAP.get()))
+            return response(f"from the {who}")
+
+        return FunctionClient(answer)
+
+    agent = define_agent(
+        name="chain",
+        model="claude-sonnet-4-6",
+        output=OutputTool(Triage),
+        fallback=[Alternative("claude-haiku-4-5", client=answering("alternative"))],
+    )
+    clients = StepClient(answering("worker"))
+    params: dict[str, Any] = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 100,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    own = await run_recorded_model_call(agent, clients, ModelCallInput(params=params, wait_cap=7))
+    moved = await run_recorded_model_call(
+        agent, clients, ModelCallInput(params={**params, "model": "claude-haiku-4-5"}, alternative=0)
+    )
+    assert seen == [("worker", "claude-sonnet-4-6", 7), ("alternative", "claude-haiku-4-5", None)]
+    assert WAIT_CAP.get() is None
+    texts = [getattr(output.rebuild(beta=False).content[0], "text", None) for output in (own, moved)]
+    assert texts == ["from the worker", "from the alternative"]
