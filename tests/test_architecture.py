@@ -40,7 +40,7 @@ def test_architecture_wings_and_few_top_level_modules() -> None:
     assert len(top) <= 12, top
     assert all(not name.startswith("_") or name in ("__init__.py", "__main__.py") for name in top), top
     packages = sorted(path.parent.name for path in SRC.glob("*/__init__.py"))
-    assert packages == sorted([*WINGS, "_cli", "evals", "mcp", "testing"])
+    assert packages == sorted([*WINGS, "_cli", "dbos", "evals", "mcp", "temporal", "testing"])
 
 
 @pytest.mark.parametrize("wing", WINGS)

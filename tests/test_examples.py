@@ -263,3 +263,26 @@ def test_examples_run_as_scripts_offline(name: str) -> None:
         getattr(module, expected) if expected else module.FIRST_DRAFT.model_copy(update={"kb_articles": ["KB-101"]})
     )
     assert json.loads(done.stdout) == output.model_dump(mode="json")
+
+
+@pytest.mark.parametrize("name", ["temporal_triage", "dbos_triage"])
+def test_durable_examples_survive_a_kill_offline(name: str) -> None:
+    """examples/durable/: the worker or process dies mid-run, the run finishes, the API answers 4 calls, not more."""
+    pytest.importorskip("temporalio" if name.startswith("temporal") else "dbos")
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "durable" / f"{name}.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "the API has answered 2 model calls" in "\n".join(lines)
+    assert "model calls the API answered in all: 4 (4 in the script)" in lines
+    assert '{"label":"network","urgent":true}' in lines
+    # The tool that completed before the kill ran once; the one in flight twice (at-least-once).
+    assert sum("lookup_plan('ann')" in line for line in lines) == 1
+    assert sum("checkpoint('plan is premium')" in line for line in lines) == 2

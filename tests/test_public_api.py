@@ -73,3 +73,18 @@ def test_run_input_can_be_built_through_its_subscripted_name() -> None:
     """``RunInput[int]("hi", deps=1)`` builds the input, as the unsubscripted call does."""
     made = typedagent.RunInput[int]("hi", deps=1, key="k")
     assert made == typedagent.RunInput("hi", deps=1, key="k")
+
+
+def test_durable_integrations_export_sorted_complete_names() -> None:
+    """``typedagent.temporal`` and ``typedagent.dbos`` (their extras installed) list what they export."""
+    import pytest
+
+    for name, names in (
+        ("temporal", ["AgentWorkflow", "TemporalAgent", "send_decisions"]),
+        ("dbos", ["DBOSAgent", "send_decisions"]),
+    ):
+        pytest.importorskip("temporalio" if name == "temporal" else "dbos")
+        module = __import__(f"typedagent.{name}", fromlist=["__all__"])
+        assert list(module.__all__) == names
+        public = {n for n in _public_names(module) if not isinstance(getattr(module, n), type(typedagent))}
+        assert public == set(names)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
-import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .._agent.context import Delegator, RunContext
 from .._api.pricing import ModelPrice, Priced, price_for
+from .._shared.determinism import runtime
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
 from .._shared.limits import ExecutionLimits, Guard, Interrupted
@@ -60,7 +59,7 @@ class Execution:
     conversation: Conversation
     callbacks: ExecuteCallbacks | None
     hooks: Hooks = field(init=False)
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=lambda: runtime().clock())
     tokens: TokenUsage = field(default_factory=TokenUsage)
     iterations: int = 0
     """API calls made in all attempts, failed ones included."""
@@ -94,7 +93,7 @@ class Execution:
     """Calls that wait for a decision pause the execution (``pausable=True``, and every resumed execution)."""
     approve: Approver | None = None
     """Decides the calls that need approval as they come (``approve=``): they never pause then."""
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=lambda: runtime().new_id())
     """The execution's id, the same through every pause."""
     pauses: int = 0
     """Pauses so far."""
@@ -216,7 +215,7 @@ class Execution:
             attempt=self.attempt.number,
             iteration=self.attempt.iteration,
             tokens=self.tokens,
-            elapsed_ms=(time.perf_counter() - self.started) * 1000,
+            elapsed_ms=(runtime().clock() - self.started) * 1000,
             key=EXECUTION_KEY.get(),
         )
 
@@ -238,7 +237,7 @@ class Execution:
             tokens=self.tokens,
             attempts=tuple(self.records),
             iterations=self.iterations,
-            latency_ms=(time.perf_counter() - self.started) * 1000,
+            latency_ms=(runtime().clock() - self.started) * 1000,
             callback_errors=tuple(self.hooks.errors),
             warnings=tuple(self.warnings),
             messages=cast("list[MessageParam]", self.conversation.messages),

@@ -10,7 +10,6 @@ small ``FallbackState`` on the execution (where the calls go, until when).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -24,7 +23,8 @@ from .._api.hop import (
     served_by,
     supports_server_fallback,
 )
-from .._api.model_call import ModelCallFailure, call_model
+from .._api.model_call import ModelCallFailure
+from .._shared.determinism import runtime
 from .._shared.errors import AlternativeFailure, safe_str
 from .._shared.events import FallbackSwitch
 from .._shared.limits import Interrupted
@@ -34,6 +34,7 @@ from .chain_request import chain_request
 from .execution import lineage
 from .fallback_state import Link
 from .observe import observers
+from .steps import OWN_MODEL, ModelCall, steps
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -60,7 +61,7 @@ async def call_through_chain(execution: Execution, params: dict[str, Any]) -> Ch
 
 
 async def _plain(execution: Execution, params: dict[str, Any]) -> Message | ModelCallFailure:
-    response = await _observed(execution, execution.client, params)
+    response = await _observed(execution, OWN_MODEL, params)
     if isinstance(response, ApiFailure):
         account_failed_call(execution, response)
     elif not isinstance(response, Interrupted):
@@ -69,11 +70,9 @@ async def _plain(execution: Execution, params: dict[str, Any]) -> Message | Mode
     return response
 
 
-def _observed(
-    execution: Execution, client: MessagesClient, params: dict[str, Any]
-) -> Awaitable[Message | ModelCallFailure]:
-    call = call_model(client, params, execution.guard, execution.observer)
-    return observers.model_call(execution, params, call)
+def _observed(execution: Execution, call: ModelCall, params: dict[str, Any]) -> Awaitable[Message | ModelCallFailure]:
+    # Through the steps seam: a durable execution makes (and records) each call of the chain as a step.
+    return observers.model_call(execution, params, steps().model_call(execution, params, call))
 
 
 def _links(execution: Execution) -> tuple[Link, ...]:
@@ -83,7 +82,7 @@ def _links(execution: Execution) -> tuple[Link, ...]:
     if shared is not None:
         breakers = shared.breakers_for(policy, policy.breaker_threshold, policy.breaker_cooldown_s)
     else:
-        breakers = Breakers(policy.breaker_threshold, policy.breaker_cooldown_s)
+        breakers = Breakers(policy.breaker_threshold, policy.breaker_cooldown_s, runtime().clock)
     entries: list[tuple[str, MessagesClient | None, Mapping[str, Any] | None, int | None]]
     entries = [(agent.model, None, None, None)]
     entries += [
@@ -154,7 +153,7 @@ class _Trip:
         """The order of this call: from where the execution stays (or the agent's own model, its stay over), on."""
         state = self.state
         start = state.position
-        if start and state.stay_until is not None and time.monotonic() >= state.stay_until:
+        if start and state.stay_until is not None and runtime().clock() >= state.stay_until:
             start, self.reason = 0, ("stay_over", None)
         count = len(self.links)
         return [self.links[(start + step) % count] for step in range(count)]
@@ -189,9 +188,10 @@ class _Trip:
         if self.calls > 1:  # one more API call, in the totals of the executions this one is a sub-run of too
             for counted in lineage(execution):
                 counted.iterations += 1
-        cap = WAIT_CAP.set(None if last else self.policy.max_retry_after_s)
+        call = _call_of(link, None if last else self.policy.max_retry_after_s)
+        cap = WAIT_CAP.set(call.wait_cap)
         try:
-            response = await _observed(execution, link.client, request)
+            response = await _observed(execution, call, request)
         finally:
             WAIT_CAP.reset(cap)
         if isinstance(response, Interrupted):
@@ -252,8 +252,7 @@ class _Trip:
     def _settle_refusal(self) -> None:
         """Account for a refusal that moved on, once another call is made (it was billed; it stays out of the turn)."""
         if self.refused is not None:
-            execution = self.execution
-            add_response_usage(execution, self.refused.usage, self.state.answered)
+            add_response_usage(self.execution, self.refused.usage, self.state.answered)
             self.refused = None
 
     def _served_link(self, link: Link, model: str) -> Link:
@@ -282,7 +281,7 @@ class _Trip:
     def _stay(self, link: Link) -> None:
         state = self.state
         state.position = link.position
-        state.stay_until = time.monotonic() + self.policy.stay_s if link.position else None
+        state.stay_until = runtime().clock() + self.policy.stay_s if link.position else None
 
     def _skip(self, link: Link, error_type: str, message: str) -> None:
         self._note(link, error_type, None, message, None)
@@ -309,6 +308,13 @@ class _Trip:
             + "; ".join(f"{t.model}: {t.message}" for t in self.state.tried)
         )
         return not_sent(problem, "no_model_available")
+
+
+def _call_of(link: Link, wait_cap: float | None) -> ModelCall:
+    """Where the call to ``link``'s model goes: the execution's own client, or the alternative's (by its index)."""
+    if link.own_client:
+        return ModelCall(wait_cap=wait_cap)
+    return ModelCall(client=link.client, alternative=link.position - 1, wait_cap=wait_cap)
 
 
 def _describe(failure: ApiFailure) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._shared.determinism import runtime
 from .._shared.errors import AlternativeFailure
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class FallbackState:
     position: int = 0
     """The model the calls go to now: 0 for the agent's own, 1 for the first alternative, …"""
     stay_until: float | None = None
-    """``time.monotonic()`` until which the calls stay on an alternative (None on the agent's own model)."""
+    """The runtime clock (``runtime().clock()``) until which the calls stay on an alternative (None: own model)."""
     seams: bool = False
     """The conversation holds ``fallback`` blocks (a server-side fallback served a response)."""
     answered: str | None = None
@@ -59,7 +59,8 @@ def fallback_json(state: FallbackState) -> Fallback | None:
     """The ``"fallback"`` entry of a paused state's totals: none while no call went through the chain."""
     if not state.links and not state.position and not state.seams:
         return None
-    stay = None if state.stay_until is None else time.time() + (state.stay_until - time.monotonic())
+    clock = runtime()
+    stay = None if state.stay_until is None else clock.wall_clock() + (state.stay_until - clock.clock())
     return {"position": state.position, "stay_until_unix": stay, "seams": state.seams, "answered": state.answered}
 
 
@@ -74,5 +75,5 @@ def restore_fallback(state: FallbackState, data: Fallback | None, alternatives: 
     if data["position"] > alternatives:
         return
     state.position = data["position"]
-    stay = data["stay_until_unix"]
-    state.stay_until = None if stay is None else time.monotonic() + (stay - time.time())
+    stay, clock = data["stay_until_unix"], runtime()
+    state.stay_until = None if stay is None else clock.clock() + (stay - clock.wall_clock())

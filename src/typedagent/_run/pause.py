@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import time
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.output import SUBMIT_TOOL_NAME
+from .._shared.determinism import runtime
 from .._shared.frozen import fresh_copy
 from .._shared.paused_json import FORMAT, VERSION, Call, Fingerprint, StateData, Usage
 from .._shared.pausing import ExecutePaused, PausedState
@@ -49,7 +49,7 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
         "agent": execution.agent.name,
         "fingerprint": fingerprint(execution.agent),
         "limits": cast("Any", dataclasses.asdict(execution.limits)),
-        "elapsed_s": time.perf_counter() - execution.started,
+        "elapsed_s": runtime().clock() - execution.started,
         "pauses": execution.pauses,
         "request": {
             "system": execution.system,  # as written, without the cache's marker and padding (added again on resume)

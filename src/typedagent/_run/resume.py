@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from .._shared.decisions import Approve, Decision, Deny, ExternalResult
+from .._shared.determinism import runtime
 from .._shared.errors import AgentErrorCode
 from .._shared.paused_json import Call, StateData
 from .._shared.pausing import PausedState
@@ -118,7 +118,7 @@ def restore(execution: Execution, state: PausedState) -> list[Reply]:
     data = state._data
     totals, attempt = data["totals"], data["attempt"]
     execution.id, execution.pauses, execution.trace = data["id"], data["pauses"], data["trace"]
-    execution.started = time.perf_counter() - data["elapsed_s"]
+    execution.started = runtime().clock() - data["elapsed_s"]
     execution.tokens = TokenUsage(**totals["tokens"])
     execution.cost_usd = totals["cost_usd"]
     execution.cache_savings_usd = totals.get("cache_savings_usd", 0.0)

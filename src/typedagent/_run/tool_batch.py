@@ -16,8 +16,9 @@ from . import failures, feedback
 from .approval import apply_decision, external, hold_calls
 from .attempt import Accepted, AttemptEnd, Failed, Paused, Rejected
 from .reply import Reply
+from .steps import steps
 from .subrun import delegating
-from .tool_call import call_tool, judge, preview_output, run_helper
+from .tool_call import call_tool, judge, preview_output
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
@@ -133,11 +134,13 @@ async def _run_helpers(execution: Execution, batch: list[Reply]) -> None:
     toolbox = execution.toolbox
     execution.tool_calls += sum(r.kind == "helper" for r in replies)
     limit = execution.agent.max_tool_result_chars
+    run_helper = steps().helper_call
 
     def call(reply: Reply) -> Awaitable[None]:
         # Each call's own context: an agent made a tool (``as_tool``) runs its sub-run for this call through it.
         ctx = delegating(execution, reply.block.id)
-        return call_tool(reply, partial(run_helper, reply, toolbox.helper(reply.block.name), ctx, limit))
+        helper = toolbox.helper(reply.block.name)
+        return call_tool(reply, partial(run_helper, execution, reply, helper, ctx, limit))
 
     if len(replies) == 1 or any(getattr(toolbox.helper(r.block.name), "sequential", False) for r in replies):
         for reply in replies:

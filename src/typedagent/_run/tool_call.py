@@ -6,7 +6,6 @@ The reflection handler and the validators run here only, for a JSON answer (nati
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -16,6 +15,7 @@ from .._agent.output import OutputTool, preview_text
 from .._agent.remote import RemoteTool, ToolsetFailed
 from .._agent.tools import Helper
 from .._agent.validation import Verdict, parse_candidate, validate_candidate
+from .._shared.determinism import runtime
 from .._shared.limits import Overran, within
 from .._shared.threads import call_maybe_async
 from . import feedback
@@ -37,11 +37,11 @@ async def call_tool(reply: Reply, work: Callable[[], Awaitable[T]]) -> T:
     ``work`` is started here, so a call that never runs leaves no coroutine behind.
     """
     reply.started = True
-    started = time.perf_counter()
+    started = runtime().clock()
     try:
         return await observers.tool_call(reply, work)
     finally:
-        reply.duration_ms += (time.perf_counter() - started) * 1000
+        reply.duration_ms += (runtime().clock() - started) * 1000
 
 
 async def run_helper(reply: Reply, helper: Helper[Any] | RemoteTool | None, ctx: RunContext[Any], limit: int) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 import weakref
 from collections.abc import Awaitable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from .determinism import runtime
 from .errors import AgentDefinitionError
 from .numbers import is_finite_number
 
@@ -89,7 +89,7 @@ class Guard:
 
     def __init__(self, abort_event: AbortEvent | None, timeout_s: float | None) -> None:
         self.abort_event = abort_event
-        self.deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self.deadline = None if timeout_s is None else runtime().clock() + timeout_s
 
     def aborted(self) -> bool:
         """Whether the abort event is set."""
@@ -97,7 +97,7 @@ class Guard:
 
     def timed_out(self) -> bool:
         """Whether the deadline has passed."""
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and runtime().clock() >= self.deadline
 
     async def run(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable``, interrupting it within 100 ms of an abort or the deadline.
@@ -109,7 +109,7 @@ class Guard:
             return await awaitable
         work = asyncio.ensure_future(awaitable)
         watcher = asyncio.ensure_future(self._wait_abort()) if self.abort_event is not None else None
-        timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        timeout = None if self.deadline is None else max(0.0, self.deadline - runtime().clock())
         ended = await _settle(work, timeout, watcher)
         if ended is work:
             return work.result()
@@ -174,8 +174,8 @@ class _EventPoller:
                     _BRIDGES.get(self.event, {}).pop(asyncio.get_running_loop(), None)
 
     async def _poll(self) -> None:
-        while not self.event.is_set():  # noqa: ASYNC110 - the event is a thread's, it cannot be awaited
-            await asyncio.sleep(POLL_S)
+        while not self.event.is_set():
+            await runtime().sleep(POLL_S)
         self.mirror.set()
 
 

@@ -7,12 +7,17 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAl
 
 from typing_extensions import TypeVar
 
+from . import errors_json  # gives AgentError its pydantic schema  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from .errors import AgentError, AgentErrorCode, AgentExecutionError
 from .generics import subscriptable
 from .usage import COUNTERS, ONE_HOUR_WRITES, REQUEST_COUNTERS, read_usage
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, Usage
+else:
+    # What pydantic reads in these annotations (Temporal's pydantic data converter carries results): the
+    # conversation as JSON objects, without importing the SDK here.
+    MessageParam = dict[str, Any]
 
 __all__ = [
     "AttemptOutcome",

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final, TypeVar
 
+from .determinism import runtime
+
 __all__ = ["call_maybe_async", "run_in_thread"]
 
 T = TypeVar("T")
@@ -81,6 +83,9 @@ async def run_in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     ``concurrent.futures.CancelledError`` into a cancellation of the caller). If the caller stops
     waiting, the call goes on in its thread and its outcome is dropped.
     """
+    if runtime().inline_sync_calls:
+        # A runtime without threads (a durable workflow's): the call runs here, in the caller's context.
+        return fn(*args, **kwargs)
     loop = asyncio.get_running_loop()
     async with _limiter(loop):
         return await _run(loop, fn, *args, **kwargs)

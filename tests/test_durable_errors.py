@@ -1,0 +1,154 @@
+"""Bad input to the durable integrations gets a clear error, before anything runs."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+from support import Triage, triage_agent
+
+from typedagent import (
+    Approve,
+    Deny,
+    ExecutePaused,
+    ExternalResult,
+    OutputTool,
+    PendingCall,
+    define_agent,
+    tool,
+)
+from typedagent._agent.remote import Toolset, ToolsetConnection
+from typedagent._run.decision_inbox import DecisionInbox, decisions_payload
+from typedagent._shared.pausing import PendingKind
+
+pytest.importorskip("temporalio", reason="the temporal extra is not installed")
+pytest.importorskip("dbos", reason="the dbos extra is not installed")
+
+from typedagent.dbos import DBOSAgent
+from typedagent.dbos import send_decisions as dbos_send_decisions
+from typedagent.temporal import TemporalAgent
+from typedagent.temporal._agent import registered
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return key
+
+
+def test_temporal_agent_refuses_what_would_fail_in_the_workflow() -> None:
+    """Not an agent, no name, an unknown tool, a timeout that is not a timedelta: each refused with what to do."""
+    agent = define_agent(name="errs", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[lookup])
+    with pytest.raises(TypeError, match="wraps an agent from define_agent"):
+        TemporalAgent("agent", name="x")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ValueError, match="non-empty name"):
+        TemporalAgent(agent, name=" ")
+    with pytest.raises(ValueError, match=r"does not have: \['nope'\] \(its helper tools: lookup\)"):
+        TemporalAgent(agent, name="errs", tool_activity_config={"nope": {}})
+    with pytest.raises(TypeError, match=r"'heartbeat_timeout' must be a datetime.timedelta, got int: 5"):
+        TemporalAgent(agent, name="errs", tool_activity_config={"lookup": {"heartbeat_timeout": 5}})  # type: ignore[typeddict-item]  # pyright: ignore[reportArgumentType]
+    durable = TemporalAgent(agent, name="errs", activity_config={"start_to_close_timeout": timedelta(seconds=5)})
+    assert registered("errs") is durable
+    assert repr(durable) == "TemporalAgent('errs', name='errs')"
+    assert [getattr(a, "__temporal_activity_definition").name for a in durable.activities] == [
+        "errs__model_call",
+        "errs__tool_call",
+    ]
+    with pytest.raises(LookupError, match=r"no TemporalAgent named 'missing' in this worker \(known: .*errs"):
+        registered("missing")
+
+
+async def test_temporal_agent_run_outside_a_workflow_says_what_to_call() -> None:
+    """durable.run() outside a workflow is a mistake: the error names execute_agent."""
+    durable = TemporalAgent(triage_agent(), name="outside")
+    assert len(durable.activities) == 1  # no helpers: only the model-call activity
+    with pytest.raises(RuntimeError, match=r"runs inside a Temporal workflow .* call execute_agent\(durable.agent"):
+        await durable.run("hi")
+
+
+def test_dbos_agent_refuses_what_is_not_an_agent() -> None:
+    """A DBOSAgent wraps a defined agent."""
+    with pytest.raises(TypeError, match="DBOSAgent wraps an agent from define_agent"):
+        DBOSAgent("agent")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+    durable = DBOSAgent(triage_agent(), name="errs-dbos")
+    assert repr(durable) == "DBOSAgent('triage', name='errs-dbos')"
+
+
+class _Nowhere(Toolset):
+    """A toolset that is never connected (the wrappers refuse it before)."""
+
+    @property
+    def label(self) -> str:
+        return "nowhere"
+
+    def connection(self) -> AbstractAsyncContextManager[ToolsetConnection]:
+        raise AssertionError("never connected")
+
+
+def test_both_wrappers_refuse_toolsets_and_sub_agents() -> None:
+    """Toolsets (MCP servers) and agents made tools (as_tool) are not recorded steps yet: refused, saying why."""
+    with_toolset = define_agent(name="mcp", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[_Nowhere()])
+    delegating = define_agent(
+        name="boss", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[triage_agent().as_tool()]
+    )
+    for wrap, wrapper in ((lambda a: TemporalAgent(a, name="refused"), "TemporalAgent"), (DBOSAgent, "DBOSAgent")):
+        with pytest.raises(ValueError, match=rf"{wrapper} does not run agents with toolsets \(MCP servers\) yet"):
+            wrap(with_toolset)
+        with pytest.raises(
+            ValueError,
+            match=rf"{wrapper} does not run agents that delegate to other agents yet: tool\(s\) \['triage'\]",
+        ):
+            wrap(delegating)
+
+
+def _waiting(*calls: tuple[str, str, PendingKind]) -> ExecutePaused:
+    pending = tuple(PendingCall(id=id_, name=name, input={}, kind=kind) for id_, name, kind in calls)
+    return cast("ExecutePaused", SimpleNamespace(pending=pending))
+
+
+def test_the_decision_inbox_keeps_what_fits_and_drops_the_rest_with_a_warning() -> None:
+    """Decisions may come in parts; a message, an id or a decision that does not fit is dropped, the run waits on."""
+    warned: list[str] = []
+    inbox = DecisionInbox(warned.append)
+    paused = _waiting(("toolu_a", "refund", "approval"), ("toolu_b", "ask", "external"))
+    assert inbox.take(paused) is None
+    inbox.deliver("approve everything")
+    inbox.deliver({"toolu_a": {"approve": "yes"}, 7: {"approve": True}})
+    inbox.deliver({"toolu_b": {"approve": True}})
+    assert inbox.take(paused) is None
+    assert warned == [
+        "typedagent: a decisions message that is not an object was dropped: 'approve everything'",
+        "typedagent: the decision for 'toolu_a' must be one of "
+        '{"approve": true}, {"approve": true, "input": {...}}, {"deny": "reason"}, {"result": ...} or '
+        "{\"error\": \"...\"}, got {'approve': 'yes'}. It was dropped; the execution waits for another.",
+        "typedagent: a decision for 7, which the paused execution does not wait on, was dropped; it waits on "
+        "'toolu_a' (refund, approval), 'toolu_b' (ask, external).",
+        "typedagent: call 'toolu_b' (ask) waits for external: decide it with ExternalResult(...); the decision sent "
+        "(Approve) was dropped.",
+    ]
+    inbox.deliver(decisions_payload({"toolu_a": Deny("no")}))
+    assert inbox.take(paused) is None  # toolu_b still waits
+    inbox.deliver(decisions_payload({"toolu_b": ExternalResult([1, 2])}))
+    assert inbox.take(paused) == {"toolu_a": Deny("no"), "toolu_b": ExternalResult([1, 2])}
+    assert inbox.decided == {}
+
+
+def test_decisions_payload_refuses_what_is_no_decision() -> None:
+    """send_decisions checks its decisions before sending: keys are call ids, values decisions."""
+    with pytest.raises(TypeError, match="non-empty dict of call id"):
+        decisions_payload([Approve()])
+    with pytest.raises(TypeError, match=r"keyed by call id \(a str, PendingCall.id\), got 3"):
+        decisions_payload({3: Approve()})
+    assert decisions_payload({"a": Approve(input={"n": 1}), "b": ExternalResult(error="x")}) == {
+        "a": {"approve": True, "input": {"n": 1}},
+        "b": {"error": "x"},
+    }
+
+
+async def test_dbos_send_decisions_checks_the_workflow_id() -> None:
+    """The workflow id is a str (checked before DBOS is asked)."""
+    with pytest.raises(TypeError, match=r"takes the run's DBOS workflow id \(a str\), got int"):
+        await dbos_send_decisions(7, {"toolu_a": Approve()})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
