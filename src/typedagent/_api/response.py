@@ -120,6 +120,7 @@ def _check_block(index: int, block: object) -> None:
         raise MalformedResponse(f"content block {index} of the response has no type.")
     if not _is_model(type(block)):
         raise MalformedResponse(f"content block {index} of the response is a {type(block).__name__}, not a block.")
+    block = cast("pydantic.BaseModel", block)
     if kind in _CALLS and not (
         isinstance(getattr(block, "id", None), str)
         and isinstance(getattr(block, "name", None), str)

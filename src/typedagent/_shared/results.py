@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias, cast
 
 from typing_extensions import TypeVar
 
@@ -127,33 +127,38 @@ def usual_usage(usage: object) -> TokenUsage | None:
     requests, counters that are None or non-negative ints, and a ``cache_creation`` split (if any) of the same.
     Anything else (a dict, an extra field, a negative or odd count) is for ``TokenUsage.from_usage``'s full reading.
     """
-    fields = getattr(usage, "__dict__", None)
-    if type(fields) is not dict or getattr(usage, "__pydantic_fields_set__", None) is None:
+    found: object = getattr(usage, "__dict__", None)
+    if type(found) is not dict or getattr(usage, "__pydantic_fields_set__", None) is None:
         return None
+    fields = cast("dict[str, object]", found)
     if getattr(usage, "__pydantic_extra__", None) or fields.get("server_tool_use") is not None:
         return None
     if fields.get("iterations") is not None:  # a separate inference (BetaUsage): priced at its own model's rates
         return None
-    counts = [fields.get(name) for name in COUNTERS]
-    for index, count in enumerate(counts):
+    counts: list[int] = []
+    for name in COUNTERS:
+        count: object = fields.get(name)
         if count is None:
-            counts[index] = 0
-        elif type(count) is not int or count < 0:
+            counts.append(0)
+        elif type(count) is int and count >= 0:
+            counts.append(count)
+        else:
             return None
     input_tokens, output_tokens, writes, reads = counts
-    split = fields.get("cache_creation")
+    split: object = fields.get("cache_creation")
     one_hour = 0
     if split is not None:
-        split_fields = getattr(split, "__dict__", None)
-        if type(split_fields) is not dict or getattr(split, "__pydantic_extra__", None):
+        split_found: object = getattr(split, "__dict__", None)
+        if type(split_found) is not dict or getattr(split, "__pydantic_extra__", None):
             return None
-        one_hour = split_fields.get("ephemeral_1h_input_tokens") or 0
-        five_minutes = split_fields.get("ephemeral_5m_input_tokens") or 0
-        if type(one_hour) is not int or type(five_minutes) is not int or one_hour < 0 or five_minutes < 0:
+        split_fields = cast("dict[str, object]", split_found)
+        hour: object = split_fields.get("ephemeral_1h_input_tokens") or 0
+        minutes: object = split_fields.get("ephemeral_5m_input_tokens") or 0
+        if type(hour) is not int or type(minutes) is not int or hour < 0 or minutes < 0:
             return None
         if fields.get("cache_creation_input_tokens") is None:
-            writes = one_hour + five_minutes
-        one_hour = min(one_hour, writes)
+            writes = hour + minutes
+        one_hour = min(hour, writes)
     return _counted(input_tokens, output_tokens, writes, reads, 0, 0, one_hour)
 
 
