@@ -63,6 +63,9 @@ def test_docs_examples_run(doc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     if "from typedagent.ray import" in doc.read_text():
         pytest.importorskip("ray", reason="the ray extra is not installed (the dev extra brings it)")
+    for module, distribution in (("temporal", "temporalio"), ("dbos", "dbos")):
+        if f"from typedagent.{module} import" in doc.read_text():
+            pytest.importorskip(distribution, reason=f"the {module} extra is not installed (the dev extra brings it)")
     if "from typedagent.mcp import" in doc.read_text():
         try:  # the distribution, not an import: a folder named mcp on the path imports as a namespace package
             importlib.metadata.version("mcp")
