@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, cast
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -54,10 +54,42 @@ class Conversation:
 
 def block_param(block: Any) -> dict[str, Any]:
     """A response content block as a request param, verbatim (only the fields the API sent)."""
+    flat = _flat_param(block)
+    if flat is not None:
+        return flat
     to_dict = getattr(block, "to_dict", None)
     if to_dict is not None:
         return to_dict(mode="json")  # type: ignore[no-any-return]
     return dict(block.model_dump(mode="json", exclude_unset=True))
+
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
+def _flat_param(block: Any) -> dict[str, Any] | None:
+    """``block_param`` of the usual flat shapes (text, a tool call with a flat input) read from the model's fields.
+
+    What ``to_dict(mode="json")`` gives for them (the fields the API sent, in the model's order), without pydantic's
+    serializer; None for anything else: a nested value, an extra field, a field that is not a scalar.
+    """
+    fields: object = getattr(block, "__dict__", None)
+    sent: object = getattr(block, "__pydantic_fields_set__", None)
+    if type(fields) is not dict or not isinstance(sent, set) or getattr(block, "__pydantic_extra__", None):
+        return None
+    param: dict[str, Any] = {}
+    for name, value in cast("dict[str, object]", fields).items():
+        if name not in sent:
+            continue
+        if type(value) in _SCALARS:
+            param[name] = value
+            continue
+        if type(value) is not dict:
+            return None
+        inner = cast("dict[str, object]", value)
+        if not all(type(item) in _SCALARS for item in inner.values()):
+            return None
+        param[name] = dict(inner)
+    return param
 
 
 def _blocks(content: Any) -> list[Any]:

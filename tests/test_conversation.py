@@ -1,0 +1,66 @@
+"""The conversation keeps each assistant turn verbatim: the blocks as the API sent them, as request params."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+from anthropic._models import construct_type
+from anthropic.types import ToolUseBlock
+
+from typedagent._run.conversation import block_param
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    """Every Messages API response body inside a recorded file (a response, a list of them, an exchange)."""
+    if isinstance(value, dict):
+        if value.get("type") == "message" and isinstance(value.get("content"), list):
+            return [value]
+        return [found for item in value.values() for found in _messages(item)]
+    if isinstance(value, list):
+        return [found for item in value for found in _messages(item)]
+    return []
+
+
+RECORDED = [
+    (path.name, index, message)
+    for path in sorted(DATA.glob("*.json"))
+    for index, message in enumerate(_messages(json.loads(path.read_text())))
+]
+
+
+@pytest.mark.parametrize(("name", "index", "body"), RECORDED, ids=[f"{n}[{i}]" for n, i, _ in RECORDED])
+def test_each_recorded_block_is_kept_as_the_sdk_would_send_it(name: str, index: int, body: dict[str, Any]) -> None:
+    """Flat blocks are read straight from the model's fields, the rest serialized by pydantic: the same params.
+
+    The recorded responses are real Messages API traffic (tests/data/README.md), parsed as the SDK parses them.
+    """
+    message = construct_type(type_=anthropic.types.Message, value=body)
+    assert [block_param(block) for block in message.content] == [
+        block.to_dict(mode="json") for block in message.content
+    ]
+
+
+def test_a_block_with_a_nested_or_unknown_value_is_serialized_by_pydantic() -> None:
+    """A tool input holding a list, or a field the SDK does not know, goes through ``to_dict`` unchanged."""
+    nested = construct_type(
+        type_=ToolUseBlock,
+        value={"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"keys": ["a", "b"], "limit": 2.5}},
+    )
+    extra = construct_type(
+        type_=ToolUseBlock,
+        value={"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": {"key": "a"}, "newer_field": 1},
+    )
+    assert block_param(nested) == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "lookup",
+        "input": {"keys": ["a", "b"], "limit": 2.5},
+    }
+    assert block_param(extra) == extra.to_dict(mode="json")
+    assert block_param(extra)["newer_field"] == 1
