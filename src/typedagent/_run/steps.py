@@ -8,7 +8,7 @@ loop itself (attempts, iterations, validation, feedback, limits) stays where the
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Awaitable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -68,27 +68,27 @@ OWN_MODEL = ModelCall()
 class Steps:
     """Runs an execution's model calls and helper calls: here, in the execution's own process."""
 
-    async def model_call(
+    def model_call(
         self, execution: Running, params: dict[str, Any], call: ModelCall = OWN_MODEL
-    ) -> Message | ModelCallFailure:
+    ) -> Awaitable[Message | ModelCallFailure]:
         """One model call with the request ``params``: the response, or why there is none.
 
         ``call`` says which client makes it: the execution's own, or a fallback alternative's (and how long a rate
         limiter may wait before the call moves on to the next model).
         """
         client = execution.client if call.client is None else call.client
-        return await call_model(client, params, execution.guard, execution.observer)
+        return call_model(client, params, execution.guard, execution.observer)
 
-    async def helper_call(
+    def helper_call(
         self,
         execution: Running,
         reply: Reply,
         helper: Helper[Any] | RemoteTool | None,
         ctx: RunContext[Any],
         limit: int,
-    ) -> None:
+    ) -> Awaitable[None]:
         """One helper call, answered in ``reply``."""
-        await run_helper(reply, helper, ctx, limit)
+        return run_helper(reply, helper, ctx, limit)
 
 
 _LOCAL = Steps()

@@ -99,14 +99,19 @@ class Guard:
         """Whether the deadline has passed."""
         return self.deadline is not None and runtime().clock() >= self.deadline
 
-    async def run(self, awaitable: Awaitable[T]) -> T:
-        """Await ``awaitable``, interrupting it within 100 ms of an abort or the deadline.
+    def run(self, awaitable: Awaitable[T]) -> Awaitable[T]:
+        """``awaitable``, to be awaited: interrupted within 100 ms of an abort or the deadline.
+
+        Without either, ``awaitable`` itself (no wrapper for every await to pass through).
 
         Raises:
-            Interrupted: the abort event was set or the deadline passed first; the work was cancelled.
+            Interrupted: (when awaited) the abort event was set or the deadline passed first; the work was cancelled.
         """
         if self.abort_event is None and self.deadline is None:
-            return await awaitable
+            return awaitable
+        return self._race(awaitable)
+
+    async def _race(self, awaitable: Awaitable[T]) -> T:
         work = asyncio.ensure_future(awaitable)
         watcher = asyncio.ensure_future(self._wait_abort()) if self.abort_event is not None else None
         timeout = None if self.deadline is None else max(0.0, self.deadline - runtime().clock())
