@@ -78,7 +78,9 @@ def configuration_failure(client: object) -> ApiFailure | None:
         verified = _VERIFIED.get(client)
     except TypeError:  # a client that cannot be weakly referenced is checked every time
         verified = None
-    if verified is not None and all(now is then for now, then in zip(settings, verified, strict=True)):
+    # Usable with the settings it was found usable with (compared by identity: a changed key is a new object).
+    key, token, url = settings
+    if verified is not None and verified[0] is key and verified[1] is token and verified[2] is url:
         return None
     failure = _configuration_failure(client)
     if failure is None:

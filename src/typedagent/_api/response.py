@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import pydantic
 
-from .._shared.results import TokenUsage
+from .._shared.results import TokenUsage, usual_usage
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -90,8 +90,8 @@ def readable_usage(response: object) -> TokenUsage | None:
 
 def _usage_readable(usage: object) -> bool:
     """Whether a response's usage is a set of token counts (a missing usage is: it counts nothing)."""
-    if usage is None:
-        return True
+    if usage is None or usual_usage(usage) is not None:
+        return True  # no usage, or the usual shape: a pydantic model of non-negative int counters
     if not (hasattr(usage, "input_tokens") and hasattr(usage, "output_tokens")):
         return False
     for name in _COUNTERS:

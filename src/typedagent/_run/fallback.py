@@ -49,15 +49,15 @@ ChainOutcome: TypeAlias = "Message | ModelCallFailure | Failed"
 limit reached between two models."""
 
 
-async def call_through_chain(execution: Execution, params: dict[str, Any]) -> ChainOutcome:
+def call_through_chain(execution: Execution, params: dict[str, Any]) -> Awaitable[ChainOutcome]:
     """Make the iteration's model call with ``params``, through the fallback chain when the agent has one."""
     state = execution.fallback
     state.tried.clear()
     if not execution.agent.fallback:
-        return await _plain(execution, params)
+        return _plain(execution, params)
     if not state.links:
         state.links = _links(execution)
-    return await _Trip(execution, params).run()
+    return _Trip(execution, params).run()
 
 
 async def _plain(execution: Execution, params: dict[str, Any]) -> Message | ModelCallFailure:
