@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, cast, overload
 
 from typing_extensions import TypeVar
 
@@ -229,6 +229,10 @@ async def execute(
         await close_client(execution.client)
 
 
+_NO_LIMITS: Final = ExecutionLimits()
+"""The limits of an execution given none (immutable, so one serves every execution)."""
+
+
 def _new(
     agent: AgentDefinition[Any, Any],
     client: MessagesClient,
@@ -241,7 +245,7 @@ def _new(
     prompt: Any,
     history: Sequence[MessageParam] | None,
 ) -> Execution:
-    limits = limits if limits is not None else ExecutionLimits()
+    limits = limits if limits is not None else _NO_LIMITS
     messages = cast("list[dict[str, Any]]", build_messages(prompt, history))
     if pausable:
         as_json(messages)  # a state that could not be written down must fail now, not after tools have run

@@ -92,7 +92,8 @@ async def _attempts(execution: Execution, resumed: Resumed | None) -> PausableRe
             execution.start_attempt(number)
             if execution.guard.aborted():
                 return execution.failure(failures.cancelled(execution.where(), "attempt"))
-            await execution.hooks.attempt_start(AttemptStart(attempt=number, max_attempts=max_attempts))
+            if execution.hooks.listening:
+                await execution.hooks.attempt_start(AttemptStart(attempt=number, max_attempts=max_attempts))
         end = await _run_attempt(execution, resumed)
         resumed = None
         if isinstance(end, Paused):
