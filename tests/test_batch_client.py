@@ -349,13 +349,15 @@ def test_batch_client_a_canceled_batch_is_submitted_again() -> None:
     import httpx2
 
     with FakeAnthropicServer([output_call(PARIS)], per_conversation=True) as server:
-        server.batches.processing_s = 0.3
+        # The first batch would take a minute, so the cancel always lands first however busy the machine is.
+        server.batches.processing_s = 60.0
 
         def cancel_first() -> None:
             while not server.batches.batches:
                 time.sleep(0.005)
             [batch_id] = list(server.batches.batches)
             httpx2.post(f"{server.base_url}/v1/messages/batches/{batch_id}/cancel")
+            server.batches.processing_s = 0.1  # read at each poll: the batch submitted again ends soon
 
         threading.Thread(target=cancel_first).start()
         results = execute_many_sync(geo_agent(), PROMPTS[:2], client=server.client(), transport=FAST)
