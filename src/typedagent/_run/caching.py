@@ -92,10 +92,17 @@ _CACHEABLE: Final = frozenset(
 
 def minimum_cacheable_tokens(model: str) -> int:
     """The shortest prompt prefix ``model`` caches, in tokens (``DEFAULT_MINIMUM_TOKENS`` for an unknown model)."""
-    for pattern, minimum in MINIMUM_TOKENS:
-        if pattern.search(model):
-            return minimum
-    return DEFAULT_MINIMUM_TOKENS
+    known = _MINIMUMS.get(model)
+    if known is not None:
+        return known
+    found = next((minimum for pattern, minimum in MINIMUM_TOKENS if pattern.search(model)), DEFAULT_MINIMUM_TOKENS)
+    if len(_MINIMUMS) < 1024:
+        _MINIMUMS[model] = found
+    return found
+
+
+_MINIMUMS: dict[str, int] = {}
+"""``minimum_cacheable_tokens``' answers so far, by model id (every execution asks)."""
 
 
 def estimated_tokens(*parts: object) -> int:
