@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -23,8 +24,9 @@ import pytest_asyncio
 from durable.temporal_app import Account, RefundWorkflow, Triage, TriageWorkflow, durable, refunds
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -230,7 +232,7 @@ async def test_cancelling_the_workflow_cancels_the_execution(env: WorkflowEnviro
 
 
 async def test_the_ready_made_workflow_runs_a_registered_agent(env: WorkflowEnvironment, tool_log: Path) -> None:
-    """AgentWorkflow runs the TemporalAgent named "triage", its deps checked as the agent's deps_type."""
+    """AgentWorkflow runs the TemporalAgent named "tests-triage", its deps checked as the agent's deps_type."""
     task_queue = f"tq-{uuid.uuid4()}"
     with (
         FakeAnthropicServer([tool_call("lookup", {"key": "plan"}), output_call(TRIAGE)]) as server,
@@ -239,7 +241,7 @@ async def test_the_ready_made_workflow_runs_a_registered_agent(env: WorkflowEnvi
         async with worker(env, task_queue):
             result = await env.client.execute_workflow(
                 AgentWorkflow.run,
-                args=["triage", "My VPN drops.", {"user": "bo"}],
+                args=["tests-triage", "My VPN drops.", {"user": "bo"}],
                 id=f"agent-{uuid.uuid4()}",
                 task_queue=task_queue,
                 result_type=ExecuteResult[Triage],
@@ -250,6 +252,41 @@ async def test_the_ready_made_workflow_runs_a_registered_agent(env: WorkflowEnvi
     assert [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]["content"][0]["content"] == (
         "plan of bo (Account)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["tests-triagee", "My VPN drops.", {"user": "bo"}],
+            r"no TemporalAgent named 'tests-triagee' in this worker \(known: .*tests-triage.*\)",
+        ),
+        (
+            ["tests-triage", "My VPN drops.", {"usr": "bo"}],
+            r"(?s)the deps of TemporalAgent 'tests-triage' are not a valid Account: .*\nuser\n  Field required.*"
+            r"Start the workflow again with deps that are",
+        ),
+    ],
+    ids=["unknown agent", "bad deps"],
+)
+async def test_the_ready_made_workflow_fails_at_once_on_bad_input(
+    env: WorkflowEnvironment, args: list[object], message: str
+) -> None:
+    """An unknown agent name or deps that do not validate fail the workflow at once, non-retryable (no hang)."""
+    task_queue = f"tq-{uuid.uuid4()}"
+    with FakeAnthropicServer([]) as server, use_client(server.client()):
+        async with worker(env, task_queue):
+            handle = await env.client.start_workflow(
+                AgentWorkflow.run, args=args, id=f"agent-{uuid.uuid4()}", task_queue=task_queue
+            )
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 20)
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError), cause
+    assert cause.non_retryable is True
+    assert re.search(message, cause.message), cause.message
+    assert server.requests == []
+    assert (await handle.describe()).status is WorkflowExecutionStatus.FAILED
 
 
 async def test_spans_of_model_and_tool_calls_nest_under_the_execution_span(
@@ -317,7 +354,7 @@ async def test_spans_of_model_and_tool_calls_nest_under_the_execution_span(
 
     assert all("invoke_agent triage" in ancestors(span) for span in calls)
     # Temporal's own spans (the workflow run, each activity) are in the caller's trace, and so is the execution.
-    assert {span.name for span in spans} >= {"StartWorkflow:TriageWorkflow", "RunActivity:triage__model_call"}
+    assert {span.name for span in spans} >= {"StartWorkflow:TriageWorkflow", "RunActivity:tests-triage__model_call"}
     trace_id = caller.get_span_context().trace_id
     assert execution.context.trace_id == trace_id
     assert {span.context.trace_id for span in spans if span.name.startswith("RunActivity:")} == {trace_id}

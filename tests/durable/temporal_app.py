@@ -56,7 +56,7 @@ agent = define_agent(
 )
 durable = TemporalAgent(
     agent,
-    name="triage",
+    name="tests-triage",  # not "triage": docs/durable.md's agent has that name, in the same test process
     activity_config={
         "start_to_close_timeout": timedelta(seconds=30),
         "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=100)),
@@ -81,7 +81,7 @@ def ask_customer(question: str) -> str:
 
 refunds = TemporalAgent(
     define_agent(name="refunds", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[refund, ask_customer]),
-    name="refunds",
+    name="tests-refunds",
     activity_config={
         "start_to_close_timeout": timedelta(seconds=30),
         "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=100)),
