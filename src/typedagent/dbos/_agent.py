@@ -119,16 +119,7 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         if not isinstance(agent, AgentDefinition):
             raise TypeError(f"DBOSAgent wraps an agent from define_agent(), got {type(agent).__name__}.")
         refuse_unsupported(agent, "DBOSAgent")
-        name = agent.name if name is None else name
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"DBOSAgent needs a non-empty name (it names its workflow and steps), got {name!r}.")
-        taken = _NAMES.get(name)
-        if taken is not None and taken.agent is not agent:
-            raise ValueError(
-                f"the name {name!r} is taken by {taken!r}, which wraps another agent: the name names a DBOS workflow "
-                "and its steps, and a recovered workflow runs the agent registered under it; give this one its own "
-                "name (DBOSAgent(agent, name=...))."
-            )
+        name = _free_name(agent, agent.name if name is None else name)
         self.agent = agent
         self.name = name
         clients = StepClient(client)
@@ -230,6 +221,20 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         _check_callbacks(callbacks)
         result: ExecuteResult[OutputT] = await self._workflow(prompt, deps, limits, message_history, callbacks)
         return result
+
+
+def _free_name(agent: AgentDefinition[Any, Any], name: object) -> str:
+    """``name``, once checked: a non-empty str that no ``DBOSAgent`` of another agent has in this process."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"DBOSAgent needs a non-empty name (it names its workflow and steps), got {name!r}.")
+    taken = _NAMES.get(name)
+    if taken is not None and taken.agent is not agent:
+        raise ValueError(
+            f"the name {name!r} is taken by {taken!r}, which wraps another agent: the name names a DBOS workflow "
+            "and its steps, and a recovered workflow runs the agent registered under it; give this one its own "
+            "name (DBOSAgent(agent, name=...))."
+        )
+    return name
 
 
 def _check_callbacks(callbacks: object) -> None:
