@@ -12,6 +12,9 @@ import pytest
 from support import Triage, triage_agent
 
 from typedagent import (
+    AgentError,
+    AgentErrorCode,
+    ApiErrorContext,
     Approve,
     Deny,
     ExecuteCallbacks,
@@ -32,6 +35,7 @@ pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 pytest.importorskip("dbos", reason="the dbos extra is not installed")
 
 from temporalio.common import Priority, RetryPolicy
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.workflow import ActivityCancellationType
 
 from typedagent.dbos import DBOSAgent
@@ -327,3 +331,22 @@ async def test_dbos_agent_run_refuses_callbacks_that_do_not_pickle() -> None:
     ):
         await durable.run("hi", callbacks=ExecuteCallbacks(on_pause=lambda state, paused: None))
     assert pickle.loads(pickle.dumps(ExecuteCallbacks(on_pause=_hook))).on_pause is _hook
+
+
+def test_an_agent_error_with_a_cause_crosses_temporals_pydantic_converter() -> None:
+    """Temporal's pydantic converter writes a workflow's result with pydantic_core.to_json (no schema): an
+    AgentError whose cause is an exception must still serialize (else the workflow task fails forever), the cause
+    as its text."""
+    error = AgentError(
+        code=AgentErrorCode.API_ERROR,
+        message="The model call's activity failed",
+        context=ApiErrorContext(
+            status_code=None, error_type="activity_error", request_id=None, attempt=1, iteration=1, alternatives=()
+        ),
+        cause=TimeoutError("activity StartToClose timeout"),
+    )
+    payload = pydantic_data_converter.payload_converter.to_payloads([error])
+    [back] = pydantic_data_converter.payload_converter.from_payloads(payload, [AgentError])
+    assert isinstance(back, AgentError)
+    assert (back.code, back.message, back.context) == (error.code, error.message, error.context)
+    assert str(back.cause) == "TimeoutError: activity StartToClose timeout"

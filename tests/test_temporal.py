@@ -21,7 +21,16 @@ import pytest
 pytest.importorskip("temporalio", reason="the temporal extra is not installed (pip install 'typedagent[temporal]')")
 
 import pytest_asyncio
-from durable.temporal_app import Account, RefundWorkflow, Triage, TriageWorkflow, durable, refunds
+from durable.temporal_app import (
+    Account,
+    FailingWorkflow,
+    RefundWorkflow,
+    Triage,
+    TriageWorkflow,
+    durable,
+    failing,
+    refunds,
+)
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
@@ -287,6 +296,58 @@ async def test_the_ready_made_workflow_fails_at_once_on_bad_input(
     assert re.search(message, cause.message), cause.message
     assert server.requests == []
     assert (await handle.describe()).status is WorkflowExecutionStatus.FAILED
+
+
+async def run_failing(env: WorkflowEnvironment, server: FakeAnthropicServer) -> ExecuteResult[Triage]:
+    """FailingWorkflow on a worker of its own: each activity gets one attempt of one second."""
+    task_queue = f"tq-{uuid.uuid4()}"
+    with use_client(server.client()):
+        async with Worker(
+            env.client,
+            task_queue=task_queue,
+            workflows=[FailingWorkflow],
+            activities=failing.activities,
+            build_id="typedagent-tests",
+        ):
+            return await env.client.execute_workflow(
+                FailingWorkflow.run, "Triage this.", id=f"failing-{uuid.uuid4()}", task_queue=task_queue
+            )
+
+
+async def test_a_tool_whose_activity_fails_and_an_unknown_tool_answer_the_model_with_errors(
+    env: WorkflowEnvironment,
+) -> None:
+    """A helper's activity that fails for good (it outlived its one attempt) and a tool the agent does not have are
+    each answered with an error result; the model goes on and the run succeeds."""
+    script = [
+        tool_call("nope", {}, id="toolu_nope", unknown=True),
+        tool_call("nap", {"seconds": 3}, id="toolu_nap"),
+        output_call(TRIAGE),
+    ]
+    with FakeAnthropicServer(script) as server:
+        result = await run_failing(env, server)
+    assert isinstance(result, ExecuteSuccess), result
+    assert result.output == TRIAGE
+    answers = [request["messages"][-1]["content"][0] for request in server.requests[1:]]
+    assert [(a["tool_use_id"], a.get("is_error")) for a in answers] == [("toolu_nope", True), ("toolu_nap", True)]
+    assert answers[0]["content"] == "Error: Unknown tool nope"
+    assert re.fullmatch(r"Error: the tool's activity failed \(TimeoutError: .+\)\.", answers[1]["content"]), answers[1]
+
+
+async def test_a_model_call_whose_activity_fails_for_good_ends_the_execution_with_api_error(
+    env: WorkflowEnvironment,
+) -> None:
+    """A model call's activity that outlives its one attempt (the API answers in 3 s, the timeout is 1 s) is not
+    retried: the execution ends with API_ERROR, error_type "activity_error", and says where to look."""
+    with FakeAnthropicServer([delay(3, output_call(TRIAGE))], strict=False) as server:
+        result = await run_failing(env, server)
+    assert isinstance(result, ExecuteFailure), result
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert result.error.context.error_type == "activity_error"
+    assert re.search(
+        r"The model call's activity failed \(TimeoutError: .+\): see the worker's log", result.error.message
+    )
+    assert len(server.requests) == 1  # one attempt: Temporal did not send it again
 
 
 async def test_spans_of_model_and_tool_calls_nest_under_the_execution_span(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from datetime import timedelta
@@ -101,3 +102,25 @@ class TriageWorkflow:
     @workflow.run
     async def run(self, prompt: str, account: Account) -> ExecuteResult[Triage]:
         return await durable.run(prompt, deps=account)
+
+
+@tool
+async def nap(seconds: float) -> str:
+    """Sleep, then answer (slower than its activity's timeout, in the test of a failing activity)."""
+    await asyncio.sleep(seconds)
+    return "woke"
+
+
+failing = TemporalAgent(
+    define_agent(name="failing", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[nap]),
+    name="tests-failing",
+    # One attempt of one second: an activity that outlives it fails for good, at once.
+    activity_config={"start_to_close_timeout": timedelta(seconds=1), "retry_policy": RetryPolicy(maximum_attempts=1)},
+)
+
+
+@workflow.defn
+class FailingWorkflow:
+    @workflow.run
+    async def run(self, prompt: str) -> ExecuteResult[Triage]:
+        return await failing.run(prompt)
