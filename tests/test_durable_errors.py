@@ -334,9 +334,11 @@ async def test_dbos_agent_run_refuses_callbacks_that_do_not_pickle() -> None:
 
 
 def test_an_agent_error_with_a_cause_crosses_temporals_pydantic_converter() -> None:
-    """Temporal's pydantic converter writes a workflow's result with pydantic_core.to_json (no schema): an
-    AgentError whose cause is an exception must still serialize (else the workflow task fails forever), the cause
-    as its text."""
+    """An AgentError whose cause is an exception crosses Temporal's pydantic converter, the cause as its text.
+
+    The converter writes a workflow's result with pydantic_core.to_json (no schema); a result it cannot write fails
+    the workflow task forever.
+    """
     error = AgentError(
         code=AgentErrorCode.API_ERROR,
         message="The model call's activity failed",

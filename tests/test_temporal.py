@@ -317,8 +317,10 @@ async def run_failing(env: WorkflowEnvironment, server: FakeAnthropicServer) -> 
 async def test_a_tool_whose_activity_fails_and_an_unknown_tool_answer_the_model_with_errors(
     env: WorkflowEnvironment,
 ) -> None:
-    """A helper's activity that fails for good (it outlived its one attempt) and a tool the agent does not have are
-    each answered with an error result; the model goes on and the run succeeds."""
+    """A helper whose activity fails for good, and a tool the agent does not have: each answered with an error.
+
+    The helper's activity outlives its one attempt of one second; the model goes on and the run succeeds.
+    """
     script = [
         tool_call("nope", {}, id="toolu_nope", unknown=True),
         tool_call("nap", {"seconds": 3}, id="toolu_nap"),
@@ -337,8 +339,10 @@ async def test_a_tool_whose_activity_fails_and_an_unknown_tool_answer_the_model_
 async def test_a_model_call_whose_activity_fails_for_good_ends_the_execution_with_api_error(
     env: WorkflowEnvironment,
 ) -> None:
-    """A model call's activity that outlives its one attempt (the API answers in 3 s, the timeout is 1 s) is not
-    retried: the execution ends with API_ERROR, error_type "activity_error", and says where to look."""
+    """A model call's activity that fails for good ends the execution with API_ERROR, saying where to look.
+
+    The API answers in 3 s, the timeout is 1 s, one attempt: not retried; error_type "activity_error".
+    """
     with FakeAnthropicServer([delay(3, output_call(TRIAGE))], strict=False) as server:
         result = await run_failing(env, server)
     assert isinstance(result, ExecuteFailure), result
