@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 from typing import Any
 
 import anthropic
 import httpx2
 import pytest
-from support import GOOD, triage_agent
+from support import GOOD, Triage, triage_agent
 
-from typedagent import execute_agent
-from typedagent.testing import ScriptedClient, output_call
+from typedagent import OutputTool, RunContext, define_agent, execute_agent, tool
+from typedagent._run.arguments import MISSING
+from typedagent.testing import ScriptedClient, output_call, tool_call
 
 
 async def _execute(client: Any = None, **kwargs: Any) -> ScriptedClient:
@@ -109,3 +112,40 @@ async def test_arguments_history_ending_in_a_plain_assistant_turn_runs() -> None
     ]
     scripted = await _execute(message_history=history)
     assert scripted.requests[0]["messages"][:2] == history
+
+
+@pytest.mark.parametrize(
+    "roundtrip",
+    [
+        lambda value: pickle.loads(pickle.dumps(value)),
+        copy.copy,
+        copy.deepcopy,
+    ],
+    ids=["pickle", "copy", "deepcopy"],
+)
+async def test_arguments_deps_not_passed_survives_pickling_and_copying(roundtrip: Any) -> None:
+    """The "deps not passed" sentinel stays itself through pickle and copy (DBOS pickles a workflow's arguments).
+
+    An agent without deps still sees ``ctx.deps is None``; one with a ``deps_type`` is still told to pass deps.
+    """
+    assert roundtrip(MISSING) is MISSING
+    seen: list[object] = []
+
+    @tool
+    def peek(ctx: RunContext[None]) -> str:
+        """Peek at the deps."""
+        seen.append(ctx.deps)
+        return "ok"
+
+    agent = define_agent(name="peek", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[peek])
+    result = await execute_agent(
+        agent,
+        "Ticket: VPN drops",
+        deps=roundtrip(MISSING),
+        client=ScriptedClient([tool_call("peek", {}), output_call(GOOD)]),
+    )
+    assert result.ok is True
+    assert seen == [None]
+    with_deps = define_agent(name="with-deps", model="claude-sonnet-4-6", output=OutputTool(Triage), deps_type=int)
+    with pytest.raises(TypeError, match=r"declares deps_type=int: pass execute_agent\(\.\.\., deps=\.\.\.\)"):
+        await execute_agent(with_deps, "Ticket", deps=roundtrip(MISSING), client=ScriptedClient([output_call(GOOD)]))

@@ -90,7 +90,8 @@ def test_a_killed_process_is_recovered_by_dbos_launch_repeating_no_model_call(tm
 def test_a_run_that_waits_for_decisions_survives_a_kill_and_goes_on_after_send_decisions(tmp_path: Path) -> None:
     """The run pauses for approval and waits (DBOS.recv); the process is killed (SIGKILL) while it waits.
 
-    A new process recovers the run with DBOS.launch() and sends decisions with send_decisions: a wrong one first
+    The run's on_pause callback publishes the pending call ids (DBOS.set_event). A new process recovers the run
+    with DBOS.launch(), reads those ids (DBOS.get_event) and sends decisions with send_decisions: a wrong one first
     (dropped, with a warning), then an approval with edited arguments. The model is called once per step; the
     refund runs once, in the new process, with the edited arguments.
     """
@@ -116,11 +117,14 @@ def test_a_run_that_waits_for_decisions_survives_a_kill_and_goes_on_after_send_d
     assert len(server.requests) == 2
     last = server.requests[1]["messages"][-1]["content"]
     assert [(b["tool_use_id"], b["content"]) for b in last] == [("toolu_refund", "refunded 25")]
-    summary = json.loads(decided.stdout)
+    published, summary = (json.loads(line) for line in decided.stdout.splitlines())
+    # The approver learnt what waits from the run itself: on_pause published it with DBOS.set_event.
+    assert published == {"pending": ["toolu_refund"]}
     assert summary["output"] == TRIAGE.model_dump()
     assert summary["iterations"] == 2
-    [(tool, pid)] = [line.split() for line in (tmp_path / "tools.log").read_text().splitlines()]
-    assert tool == "refund:25"
+    [(tool, pid)] = [line.rsplit(" ", 1) for line in (tmp_path / "tools.log").read_text().splitlines()]
+    # The recovered run of an agent without deps still gives its tools ctx.deps None (not the "not passed" marker).
+    assert tool == "refund:25:deps=None"
     assert pid != str(waiting.pid)
     assert "'toolu_other', which the paused execution does not wait on, was dropped" in decided.stderr
     assert "'toolu_refund' (refund) waits for approval" in decided.stderr

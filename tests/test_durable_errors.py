@@ -2,30 +2,41 @@
 
 from __future__ import annotations
 
+import pickle
 from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
 from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from support import Triage, triage_agent
 
 from typedagent import (
+    AgentError,
+    AgentErrorCode,
+    ApiErrorContext,
     Approve,
     Deny,
+    ExecuteCallbacks,
     ExecutePaused,
+    ExecutionState,
     ExternalResult,
     OutputTool,
     PendingCall,
     define_agent,
     tool,
 )
+from typedagent._agent.definition import AgentDefinition
 from typedagent._agent.remote import Toolset, ToolsetConnection
 from typedagent._run.decision_inbox import DecisionInbox, decisions_payload
 from typedagent._shared.pausing import PendingKind
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 pytest.importorskip("dbos", reason="the dbos extra is not installed")
+
+from temporalio.common import Priority, RetryPolicy
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.workflow import ActivityCancellationType
 
 from typedagent.dbos import DBOSAgent
 from typedagent.dbos import send_decisions as dbos_send_decisions
@@ -152,3 +163,192 @@ async def test_dbos_send_decisions_checks_the_workflow_id() -> None:
     """The workflow id is a str (checked before DBOS is asked)."""
     with pytest.raises(TypeError, match=r"takes the run's DBOS workflow id \(a str\), got int"):
         await dbos_send_decisions(7, {"toolu_a": Approve()})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def _options_agent() -> AgentDefinition[Triage, None]:
+    return define_agent(name="opts", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[lookup])
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"activity_config": [("start_to_close_timeout", timedelta(seconds=5))]},
+            TypeError,
+            r"activity_config must be a dict of Temporal's activity options \(workflow.ActivityConfig\), e.g. "
+            r"\{'start_to_close_timeout': timedelta\(minutes=5\)\}, got list",
+        ),
+        (
+            {"activity_config": {"start_to_close": timedelta(seconds=5)}},
+            ValueError,
+            r"activity_config has an option Temporal does not know: 'start_to_close'; its options "
+            r"\(workflow.ActivityConfig\) are activity_id, cancellation_type, .*start_to_close_timeout",
+        ),
+        (
+            {"tool_activity_config": {"lookup": {"retry": RetryPolicy(maximum_attempts=2)}}},
+            ValueError,
+            r"tool_activity_config\['lookup'\] has an option Temporal does not know: 'retry'; its options",
+        ),
+        (
+            {"activity_config": {"retry_policy": {"maximum_attempts": 3}}},
+            TypeError,
+            r"activity option 'retry_policy' must be a temporalio.common.RetryPolicy, got dict: "
+            r"\{'maximum_attempts': 3\} \(write RetryPolicy\(maximum_attempts=3\)\)",
+        ),
+        (
+            {"activity_config": {"retry_policy": RetryPolicy(maximum_attempts=-1)}},
+            ValueError,
+            r"activity option 'retry_policy' is not a valid RetryPolicy: Maximum attempts cannot be negative",
+        ),
+        (
+            {"activity_config": {"start_to_close_timeout": timedelta(0)}},
+            ValueError,
+            r"activity option 'start_to_close_timeout' must be more than zero, got 0:00:00",
+        ),
+        (
+            {"activity_config": {"heartbeat_timeout": timedelta(seconds=-1)}},
+            ValueError,
+            r"activity option 'heartbeat_timeout' must be more than zero",
+        ),
+        (
+            {"activity_config": {"task_queue": 7}},
+            TypeError,
+            r"activity option 'task_queue' must be a str, got int: 7",
+        ),
+        (
+            {"activity_config": {"cancellation_type": "try_cancel"}},
+            TypeError,
+            r"activity option 'cancellation_type' must be a workflow.ActivityCancellationType",
+        ),
+        (
+            {"activity_config": {"activity_id": "same"}},
+            ValueError,
+            r"activity option 'activity_id' cannot be set: typedagent starts many activities .* leave it out",
+        ),
+        (
+            {"activity_config": {"start_to_close_timeout": None}},
+            ValueError,
+            r"activity_config leaves the activities without start_to_close_timeout or schedule_to_close_timeout "
+            r"\(Temporal needs one\)",
+        ),
+        (
+            {"tool_activity_config": {"lookup": {"start_to_close_timeout": None}}},
+            ValueError,
+            r"tool_activity_config\['lookup'\] leaves the activities without start_to_close_timeout",
+        ),
+        (
+            {"tool_activity_config": [("lookup", {})]},
+            TypeError,
+            r"tool_activity_config must be a dict of helper tool name to activity options "
+            r"\(\{'tool name': .*, got list",
+        ),
+        (
+            {"tool_activity_config": {"lookup": timedelta(seconds=5)}},
+            TypeError,
+            r"tool_activity_config\['lookup'\] must be a dict of Temporal's activity options .*, got timedelta",
+        ),
+    ],
+)
+def test_temporal_agent_checks_each_activity_option_when_it_wraps(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """A mistyped activity option would fail every workflow task, forever: refused at TemporalAgent(...), saying how."""
+    with pytest.raises(error, match=message):
+        TemporalAgent(_options_agent(), name="opts-bad", **options)
+    with pytest.raises(LookupError):
+        registered("opts-bad")  # nothing was registered
+
+
+def test_temporal_agent_takes_valid_activity_options() -> None:
+    """Every option of Temporal's ActivityConfig, with a value of its type, is taken; a tool's over the agent's."""
+    durable = TemporalAgent(
+        _options_agent(),
+        name="opts-good",
+        activity_config={
+            "start_to_close_timeout": None,
+            "schedule_to_close_timeout": timedelta(minutes=2),
+            "schedule_to_start_timeout": timedelta(minutes=1),
+            "retry_policy": RetryPolicy(maximum_attempts=3),
+            "cancellation_type": ActivityCancellationType.TRY_CANCEL,
+            "task_queue": "models",
+            "summary": "a model call",
+            "priority": Priority(priority_key=2),
+        },
+        tool_activity_config={"lookup": {"heartbeat_timeout": None, "task_queue": "tools"}},
+    )
+    steps = durable._steps  # pyright: ignore[reportPrivateUsage]
+    assert steps.model_config["task_queue"] == "models"
+    assert steps.model_config["heartbeat_timeout"] == timedelta(minutes=1)  # the default, kept
+    assert steps.tool_configs["lookup"]["task_queue"] == "tools"
+    assert steps.tool_configs["lookup"]["heartbeat_timeout"] is None
+    assert steps.tool_configs["lookup"]["retry_policy"] == RetryPolicy(maximum_attempts=3)
+
+
+def test_temporal_agent_names_are_unique_in_a_worker() -> None:
+    """A second agent under a name in use would take the first one's activities: refused; the same agent may re-wrap."""
+    first = _options_agent()
+    durable = TemporalAgent(first, name="opts-unique")
+    assert TemporalAgent(first, name="opts-unique") is not durable  # the same agent again: it replaces the wrapper
+    with pytest.raises(
+        ValueError,
+        match=r"the name 'opts-unique' is taken by TemporalAgent\('opts', name='opts-unique'\), which wraps another "
+        r"agent: the name names the activities of one agent in the worker; give this one its own name",
+    ):
+        TemporalAgent(_options_agent(), name="opts-unique")
+    assert registered("opts-unique").agent is first
+
+
+def test_dbos_agent_name_must_be_a_non_empty_str_and_unique() -> None:
+    """The name names a DBOS workflow and its steps: a second agent under it would take over the first's recovery."""
+    first = _options_agent()
+    for bad in ("", "  ", 7):
+        with pytest.raises(ValueError, match=r"DBOSAgent needs a non-empty name \(it names its workflow and steps\)"):
+            DBOSAgent(first, name=bad)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    DBOSAgent(first, name="dbos-unique")
+    DBOSAgent(first, name="dbos-unique")  # the same agent again (a module imported twice): allowed
+    with pytest.raises(
+        ValueError,
+        match=r"the name 'dbos-unique' is taken by DBOSAgent\('opts', name='dbos-unique'\), which wraps another "
+        r"agent: .*give this one its own name \(DBOSAgent\(agent, name=\.\.\.\)\)",
+    ):
+        DBOSAgent(_options_agent(), name="dbos-unique")
+    assert DBOSAgent(first).name == "opts"  # the default name: the agent's
+    with pytest.raises(ValueError, match=r"the name 'opts' is taken"):
+        DBOSAgent(_options_agent())  # another agent named 'opts', under the same default name
+
+
+def _hook(state: ExecutionState, paused: ExecutePaused) -> None:
+    """A module-level hook: pickles by name."""
+
+
+async def test_dbos_agent_run_refuses_callbacks_that_do_not_pickle() -> None:
+    """DBOS records a workflow's inputs with pickle: callbacks must pickle, checked before the workflow starts."""
+    durable = DBOSAgent(triage_agent(), name="dbos-callbacks")
+    with pytest.raises(TypeError, match=r"callbacks must be an ExecuteCallbacks, got dict"):
+        await durable.run("hi", callbacks={"on_pause": _hook})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+    with pytest.raises(
+        TypeError, match=r"DBOSAgent.run's callbacks must pickle .* module-level functions, not lambdas"
+    ):
+        await durable.run("hi", callbacks=ExecuteCallbacks(on_pause=lambda state, paused: None))
+    assert pickle.loads(pickle.dumps(ExecuteCallbacks(on_pause=_hook))).on_pause is _hook
+
+
+def test_an_agent_error_with_a_cause_crosses_temporals_pydantic_converter() -> None:
+    """An AgentError whose cause is an exception crosses Temporal's pydantic converter, the cause as its text.
+
+    The converter writes a workflow's result with pydantic_core.to_json (no schema); a result it cannot write fails
+    the workflow task forever.
+    """
+    error = AgentError(
+        code=AgentErrorCode.API_ERROR,
+        message="The model call's activity failed",
+        context=ApiErrorContext(
+            status_code=None, error_type="activity_error", request_id=None, attempt=1, iteration=1, alternatives=()
+        ),
+        cause=TimeoutError("activity StartToClose timeout"),
+    )
+    payload = pydantic_data_converter.payload_converter.to_payloads([error])
+    [back] = pydantic_data_converter.payload_converter.from_payloads(payload, [AgentError])
+    assert isinstance(back, AgentError)
+    assert (back.code, back.message, back.context) == (error.code, error.message, error.context)
+    assert str(back.cause) == "TimeoutError: activity StartToClose timeout"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -20,11 +21,21 @@ import pytest
 pytest.importorskip("temporalio", reason="the temporal extra is not installed (pip install 'typedagent[temporal]')")
 
 import pytest_asyncio
-from durable.temporal_app import Account, RefundWorkflow, Triage, TriageWorkflow, durable, refunds
+from durable.temporal_app import (
+    Account,
+    FailingWorkflow,
+    RefundWorkflow,
+    Triage,
+    TriageWorkflow,
+    durable,
+    failing,
+    refunds,
+)
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -230,7 +241,7 @@ async def test_cancelling_the_workflow_cancels_the_execution(env: WorkflowEnviro
 
 
 async def test_the_ready_made_workflow_runs_a_registered_agent(env: WorkflowEnvironment, tool_log: Path) -> None:
-    """AgentWorkflow runs the TemporalAgent named "triage", its deps checked as the agent's deps_type."""
+    """AgentWorkflow runs the TemporalAgent named "tests-triage", its deps checked as the agent's deps_type."""
     task_queue = f"tq-{uuid.uuid4()}"
     with (
         FakeAnthropicServer([tool_call("lookup", {"key": "plan"}), output_call(TRIAGE)]) as server,
@@ -239,7 +250,7 @@ async def test_the_ready_made_workflow_runs_a_registered_agent(env: WorkflowEnvi
         async with worker(env, task_queue):
             result = await env.client.execute_workflow(
                 AgentWorkflow.run,
-                args=["triage", "My VPN drops.", {"user": "bo"}],
+                args=["tests-triage", "My VPN drops.", {"user": "bo"}],
                 id=f"agent-{uuid.uuid4()}",
                 task_queue=task_queue,
                 result_type=ExecuteResult[Triage],
@@ -250,6 +261,97 @@ async def test_the_ready_made_workflow_runs_a_registered_agent(env: WorkflowEnvi
     assert [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]["content"][0]["content"] == (
         "plan of bo (Account)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["tests-triagee", "My VPN drops.", {"user": "bo"}],
+            r"no TemporalAgent named 'tests-triagee' in this worker \(known: .*tests-triage.*\)",
+        ),
+        (
+            ["tests-triage", "My VPN drops.", {"usr": "bo"}],
+            r"(?s)the deps of TemporalAgent 'tests-triage' are not a valid Account: .*\nuser\n  Field required.*"
+            r"Start the workflow again with deps that are",
+        ),
+    ],
+    ids=["unknown agent", "bad deps"],
+)
+async def test_the_ready_made_workflow_fails_at_once_on_bad_input(
+    env: WorkflowEnvironment, args: list[object], message: str
+) -> None:
+    """An unknown agent name or deps that do not validate fail the workflow at once, non-retryable (no hang)."""
+    task_queue = f"tq-{uuid.uuid4()}"
+    with FakeAnthropicServer([]) as server, use_client(server.client()):
+        async with worker(env, task_queue):
+            handle = await env.client.start_workflow(
+                AgentWorkflow.run, args=args, id=f"agent-{uuid.uuid4()}", task_queue=task_queue
+            )
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 20)
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError), cause
+    assert cause.non_retryable is True
+    assert re.search(message, cause.message), cause.message
+    assert server.requests == []
+    assert (await handle.describe()).status is WorkflowExecutionStatus.FAILED
+
+
+async def run_failing(env: WorkflowEnvironment, server: FakeAnthropicServer) -> ExecuteResult[Triage]:
+    """FailingWorkflow on a worker of its own: each activity gets one attempt of one second."""
+    task_queue = f"tq-{uuid.uuid4()}"
+    with use_client(server.client()):
+        async with Worker(
+            env.client,
+            task_queue=task_queue,
+            workflows=[FailingWorkflow],
+            activities=failing.activities,
+            build_id="typedagent-tests",
+        ):
+            return await env.client.execute_workflow(
+                FailingWorkflow.run, "Triage this.", id=f"failing-{uuid.uuid4()}", task_queue=task_queue
+            )
+
+
+async def test_a_tool_whose_activity_fails_and_an_unknown_tool_answer_the_model_with_errors(
+    env: WorkflowEnvironment,
+) -> None:
+    """A helper whose activity fails for good, and a tool the agent does not have: each answered with an error.
+
+    The helper's activity outlives its one attempt of one second; the model goes on and the run succeeds.
+    """
+    script = [
+        tool_call("nope", {}, id="toolu_nope", unknown=True),
+        tool_call("nap", {"seconds": 3}, id="toolu_nap"),
+        output_call(TRIAGE),
+    ]
+    with FakeAnthropicServer(script) as server:
+        result = await run_failing(env, server)
+    assert isinstance(result, ExecuteSuccess), result
+    assert result.output == TRIAGE
+    answers = [request["messages"][-1]["content"][0] for request in server.requests[1:]]
+    assert [(a["tool_use_id"], a.get("is_error")) for a in answers] == [("toolu_nope", True), ("toolu_nap", True)]
+    assert answers[0]["content"] == "Error: Unknown tool nope"
+    assert re.fullmatch(r"Error: the tool's activity failed \(TimeoutError: .+\)\.", answers[1]["content"]), answers[1]
+
+
+async def test_a_model_call_whose_activity_fails_for_good_ends_the_execution_with_api_error(
+    env: WorkflowEnvironment,
+) -> None:
+    """A model call's activity that fails for good ends the execution with API_ERROR, saying where to look.
+
+    The API answers in 3 s, the timeout is 1 s, one attempt: not retried; error_type "activity_error".
+    """
+    with FakeAnthropicServer([delay(3, output_call(TRIAGE))], strict=False) as server:
+        result = await run_failing(env, server)
+    assert isinstance(result, ExecuteFailure), result
+    assert result.error.code is AgentErrorCode.API_ERROR
+    assert result.error.context.error_type == "activity_error"
+    assert re.search(
+        r"The model call's activity failed \(TimeoutError: .+\): see the worker's log", result.error.message
+    )
+    assert len(server.requests) == 1  # one attempt: Temporal did not send it again
 
 
 async def test_spans_of_model_and_tool_calls_nest_under_the_execution_span(
@@ -317,7 +419,7 @@ async def test_spans_of_model_and_tool_calls_nest_under_the_execution_span(
 
     assert all("invoke_agent triage" in ancestors(span) for span in calls)
     # Temporal's own spans (the workflow run, each activity) are in the caller's trace, and so is the execution.
-    assert {span.name for span in spans} >= {"StartWorkflow:TriageWorkflow", "RunActivity:triage__model_call"}
+    assert {span.name for span in spans} >= {"StartWorkflow:TriageWorkflow", "RunActivity:tests-triage__model_call"}
     trace_id = caller.get_span_context().trace_id
     assert execution.context.trace_id == trace_id
     assert {span.context.trace_id for span in spans if span.name.startswith("RunActivity:")} == {trace_id}

@@ -11,8 +11,8 @@ extra). A block titled with a file name (```` ```python title="helpdesk.py" ````
 project, which other blocks import: it is written as that file. A block that is deliberately partial (a
 fragment that cannot stand on its own) is fenced as ```` ```python skip-typecheck ````; keep those rare.
 
-The documents in ``SELF_CONTAINED`` (MIGRATION.md) are read differently: a reader pastes their blocks one at a
-time, or all of them into one file, so both are checked. **One by one**: every block (a "Before:" one
+The documents in ``SELF_CONTAINED`` (MIGRATION.md, docs/durable.md) are read differently: a reader pastes their
+blocks one at a time, or all of them into one file, so both are checked. **One by one**: every block (a "Before:" one
 included) is a module of its own, so a block must import every name it uses. **All together**: every block
 (file blocks aside) is pasted, in order, into one module, so no two blocks may declare one name differently
 (a class, a function, an import of something else under the same name). The one allowance there is an
@@ -38,7 +38,7 @@ SKIP = "skip-typecheck"
 BEFORE = 'title="Before: '
 FILE = re.compile(r'title="(?P<name>[A-Za-z_]\w*)\.py"')
 """The fence option of a block that is a module of the reader's project, imported by the other blocks."""
-SELF_CONTAINED = frozenset({"MIGRATION.md"})
+SELF_CONTAINED = frozenset({"MIGRATION.md", "docs/durable.md"})
 """Documents whose blocks must each stand alone, and also stand together in one file (see above)."""
 ALL_TOGETHER_HEADER = "# pyright: reportDuplicateImport=false"
 PYRIGHT_CONFIG = {"typeCheckingMode": "strict", "pythonVersion": "3.11"}

@@ -21,7 +21,18 @@ from anthropic import AsyncAnthropic
 from dbos import DBOS, DBOSConfig, SetWorkflowID
 from pydantic import BaseModel
 
-from typedagent import Approve, ExecuteResult, ExternalResult, OutputTool, RunContext, define_agent, tool
+from typedagent import (
+    Approve,
+    ExecuteCallbacks,
+    ExecutePaused,
+    ExecuteResult,
+    ExecutionState,
+    ExternalResult,
+    OutputTool,
+    RunContext,
+    define_agent,
+    tool,
+)
 from typedagent.dbos import DBOSAgent, send_decisions
 from typedagent.testing import use_client
 
@@ -67,15 +78,23 @@ durable = DBOSAgent(agent)
 
 
 @tool(requires_approval=True)
-async def refund(amount: int) -> str:
+async def refund(ctx: RunContext[None], amount: int) -> str:
     """Refund the customer (a person approves it first)."""
-    record(f"refund:{amount}")
+    record(f"refund:{amount}:deps={ctx.deps!r}")  # an agent without deps sees None, recovered or not
     return f"refunded {amount}"
 
 
 refunds = DBOSAgent(
     define_agent(name="refunds", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[refund])
 )
+
+PENDING = "pending_calls"
+"""The DBOS event the refund run publishes its pending call ids on, for the approver to read."""
+
+
+async def publish_pending(state: ExecutionState, paused: ExecutePaused) -> None:
+    """on_pause, in the workflow: publish what the run waits on (DBOS.get_event reads it from any process)."""
+    await DBOS.set_event_async(PENDING, [call.id for call in paused.pending])
 
 
 def summary(result: ExecuteResult[Triage]) -> str:
@@ -105,12 +124,16 @@ async def main(mode: str, dbdir: str, workflow_id: str, baseline_url: str | None
     try:
         if mode == "wait":  # start a run that pauses for approval; the test kills this process while it waits
             with SetWorkflowID(workflow_id):
-                await refunds.run("Refund order 7.")
+                await refunds.run("Refund order 7.", callbacks=ExecuteCallbacks(on_pause=publish_pending))
         elif mode == "decide":  # DBOS.launch() recovered the waiting run: send it decisions, print its result
             assert refunds.decisions_topic == "typedagent.decisions"
+            pending: list[str] = await DBOS.get_event_async(workflow_id, PENDING, timeout_seconds=60)
+            print(json.dumps({"pending": pending}), flush=True)
             # A decision for a call the run does not wait on, and one of the wrong kind: dropped, the run waits on.
-            await send_decisions(workflow_id, {"toolu_other": Approve(), "toolu_refund": ExternalResult("yes")})
-            await send_decisions(workflow_id, {"toolu_refund": Approve(input={"amount": 25})})
+            await send_decisions(
+                workflow_id, {"toolu_other": Approve(), **{id_: ExternalResult("yes") for id_ in pending}}
+            )
+            await send_decisions(workflow_id, {id_: Approve(input={"amount": 25}) for id_ in pending})
             handle = await DBOS.retrieve_workflow_async(workflow_id)
             print(summary(await handle.get_result()), flush=True)
         elif mode == "start":

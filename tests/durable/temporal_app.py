@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from datetime import timedelta
@@ -56,7 +57,7 @@ agent = define_agent(
 )
 durable = TemporalAgent(
     agent,
-    name="triage",
+    name="tests-triage",  # not "triage": docs/durable.md's agent has that name, in the same test process
     activity_config={
         "start_to_close_timeout": timedelta(seconds=30),
         "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=100)),
@@ -81,7 +82,7 @@ def ask_customer(question: str) -> str:
 
 refunds = TemporalAgent(
     define_agent(name="refunds", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[refund, ask_customer]),
-    name="refunds",
+    name="tests-refunds",
     activity_config={
         "start_to_close_timeout": timedelta(seconds=30),
         "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=100)),
@@ -101,3 +102,25 @@ class TriageWorkflow:
     @workflow.run
     async def run(self, prompt: str, account: Account) -> ExecuteResult[Triage]:
         return await durable.run(prompt, deps=account)
+
+
+@tool
+async def nap(seconds: float) -> str:
+    """Sleep, then answer (slower than its activity's timeout, in the test of a failing activity)."""
+    await asyncio.sleep(seconds)
+    return "woke"
+
+
+failing = TemporalAgent(
+    define_agent(name="failing", model="claude-sonnet-4-6", output=OutputTool(Triage), helpers=[nap]),
+    name="tests-failing",
+    # One attempt of one second: an activity that outlives it fails for good, at once.
+    activity_config={"start_to_close_timeout": timedelta(seconds=1), "retry_policy": RetryPolicy(maximum_attempts=1)},
+)
+
+
+@workflow.defn
+class FailingWorkflow:
+    @workflow.run
+    async def run(self, prompt: str) -> ExecuteResult[Triage]:
+        return await failing.run(prompt)

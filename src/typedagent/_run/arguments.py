@@ -25,6 +25,11 @@ class _Missing:
     def __repr__(self) -> str:
         return "<not passed>"
 
+    def __reduce__(self) -> str:
+        # The module global: pickle, copy and deepcopy give back MISSING itself (DBOS pickles a workflow's
+        # arguments, and a recovered run must still see "not passed", not a new object).
+        return "MISSING"
+
 
 MISSING: Final = _Missing()
 """``deps`` was not passed (``None`` is a valid value)."""

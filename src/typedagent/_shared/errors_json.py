@@ -1,7 +1,8 @@
 """``AgentError`` as JSON, for pydantic: how a durable engine's data converter carries a failed result.
 
-Importing this module gives ``AgentError`` its ``__get_pydantic_core_schema__`` (``results`` imports it, so every
-``ExecuteFailure`` pydantic reads or writes has it). Its cause, an exception, travels as its text.
+Importing this module gives ``AgentError`` its ``__get_pydantic_core_schema__`` and its ``__pydantic_serializer__``
+(``results`` imports it, so every ``ExecuteFailure`` pydantic reads or writes has them). Its cause, an exception,
+travels as its text.
 """
 
 from __future__ import annotations
@@ -71,5 +72,14 @@ def _pydantic_schema(cls: type[Any], source: object, handler: object) -> Any:
     return agent_error_schema(cls, AgentErrorCode, get_args(ErrorContext))
 
 
-# A class attribute set from here keeps errors.py free of pydantic.
+def _serializer() -> Any:
+    from pydantic_core import SchemaSerializer
+
+    return SchemaSerializer(agent_error_schema(AgentError, AgentErrorCode, get_args(ErrorContext)))
+
+
+# Class attributes set from here keep errors.py free of pydantic. The schema serves a TypeAdapter; the serializer
+# serves pydantic_core.to_json without a schema (Temporal's pydantic converter writes a workflow's result that
+# way), which would otherwise write an AgentError as a plain dataclass and fail on its cause, an exception.
 setattr(AgentError, "__get_pydantic_core_schema__", classmethod(_pydantic_schema))  # noqa: B010
+setattr(AgentError, "__pydantic_serializer__", _serializer())  # noqa: B010

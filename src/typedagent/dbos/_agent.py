@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Generic, overload
 
@@ -27,6 +28,7 @@ from .._run.records import (
     run_recorded_model_call,
 )
 from .._run.steps import OWN_MODEL, ModelCall, Running, Steps, use_steps
+from .._shared.events import ExecuteCallbacks
 from .._shared.limits import Interrupted
 
 if TYPE_CHECKING:
@@ -50,6 +52,9 @@ WAIT_S: Final = 3600.0
 
 OutputT = TypeVar("OutputT", default=Any)
 DepsT = TypeVar("DepsT", default=Any)
+
+_NAMES: dict[str, DBOSAgent[Any, Any]] = {}
+"""The ``DBOSAgent`` made under each name in this process."""
 
 
 class _DBOSSteps(Steps):
@@ -92,14 +97,21 @@ class DBOSAgent(Generic[OutputT, DepsT]):
 
     Args:
         agent: The agent, from ``define_agent()``.
-        name: A stable name for its workflow and steps (default: the agent's name).
+        name: A stable name for its workflow and steps, unique in the process (default: the agent's name). Wrapping
+            the same agent again under its name is allowed (a module imported twice); another agent is refused.
         client: The client the model-call steps use: a client, or a function that makes one (called once);
             default: ``use_client``'s, else ``AsyncAnthropic()``.
 
     Raises:
         TypeError: ``agent`` is not an ``AgentDefinition``.
-        ValueError: the agent has toolsets (MCP servers) or tools that run a sub-agent (``as_tool()``).
+        ValueError: ``name`` is empty or not a str, or another agent's ``DBOSAgent`` has it; the agent has toolsets
+            (MCP servers) or tools that run a sub-agent (``as_tool()``).
     """
+
+    agent: AgentDefinition[OutputT, DepsT]
+    """The agent it runs."""
+    name: str
+    """The name of its workflow and steps."""
 
     def __init__(
         self, agent: AgentDefinition[OutputT, DepsT], *, name: str | None = None, client: ClientSource = None
@@ -107,8 +119,9 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         if not isinstance(agent, AgentDefinition):
             raise TypeError(f"DBOSAgent wraps an agent from define_agent(), got {type(agent).__name__}.")
         refuse_unsupported(agent, "DBOSAgent")
+        name = _free_name(agent, agent.name if name is None else name)
         self.agent = agent
-        self.name = name if name is not None else agent.name
+        self.name = name
         clients = StepClient(client)
 
         @DBOS.step(name=f"{self.name}.model_call")
@@ -129,8 +142,11 @@ class DBOSAgent(Generic[OutputT, DepsT]):
             deps: Any,
             limits: ExecutionLimits | None,
             message_history: Sequence[MessageParam] | None,
+            callbacks: ExecuteCallbacks | None = None,
         ) -> ExecuteResult[Any]:
-            kwargs: dict[str, Any] = {} if deps is MISSING else {"deps": deps}
+            kwargs: dict[str, Any] = {"client": NO_CLIENT, "callbacks": callbacks}
+            if deps is not MISSING:
+                kwargs["deps"] = deps
             inbox = DecisionInbox(_LOG.warning)
 
             async def wait() -> bool:
@@ -140,21 +156,16 @@ class DBOSAgent(Generic[OutputT, DepsT]):
                 return True
 
             async def resume(state: PausedState, decisions: dict[str, Decision]) -> PausableResult[Any]:
-                return await execute_agent(agent, resume=state, decisions=decisions, client=NO_CLIENT, **kwargs)
+                return await execute_agent(agent, resume=state, decisions=decisions, **kwargs)
 
             with use_steps(steps):
                 first = await execute_agent(
-                    agent,
-                    prompt,
-                    client=NO_CLIENT,
-                    limits=limits,
-                    message_history=message_history,
-                    pausable=True,
-                    **kwargs,
+                    agent, prompt, limits=limits, message_history=message_history, pausable=True, **kwargs
                 )
                 return await until_done(first, inbox, wait, resume)
 
         self._workflow = run_workflow
+        _NAMES[name] = self
 
     @property
     def decisions_topic(self) -> str:
@@ -171,6 +182,7 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         *,
         deps: None = None,
         limits: ExecutionLimits | None = None,
+        callbacks: ExecuteCallbacks | None = None,
         message_history: Sequence[MessageParam] | None = None,
     ) -> ExecuteResult[OutputT]: ...
     @overload
@@ -180,6 +192,7 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         *,
         deps: DepsT,
         limits: ExecutionLimits | None = None,
+        callbacks: ExecuteCallbacks | None = None,
         message_history: Sequence[MessageParam] | None = None,
     ) -> ExecuteResult[OutputT]: ...
     async def run(
@@ -188,18 +201,56 @@ class DBOSAgent(Generic[OutputT, DepsT]):
         *,
         deps: Any = MISSING,
         limits: ExecutionLimits | None = None,
+        callbacks: ExecuteCallbacks | None = None,
         message_history: Sequence[MessageParam] | None = None,
     ) -> ExecuteResult[OutputT]:
         """Run the agent as a DBOS workflow (``with SetWorkflowID(...)`` names it); the ``ExecuteResult``.
 
-        Its inputs (prompt, deps, limits, history) and result are recorded by DBOS, so they must pickle.
+        Its inputs (prompt, deps, limits, callbacks, history) and result are recorded by DBOS, so they must pickle:
+        the callbacks' hooks are module-level functions (a recovered run gets them back by name), not lambdas.
 
         A call waiting for a decision (a tool with ``requires_approval``, an ``external`` tool) pauses the run: the
         workflow waits, durably, with ``DBOS.recv`` on ``decisions_topic`` (``send_decisions(workflow_id,
-        decisions)``), then goes on; the result comes when the execution ends.
+        decisions)``), then goes on; the result comes when the execution ends. ``callbacks.on_pause`` runs in the
+        workflow at each pause: publish the pending calls there with ``DBOS.set_event`` for an approver to read
+        (``DBOS.get_event``).
+
+        Raises:
+            TypeError: ``callbacks`` is not an ``ExecuteCallbacks``, or does not pickle.
         """
-        result: ExecuteResult[OutputT] = await self._workflow(prompt, deps, limits, message_history)
+        _check_callbacks(callbacks)
+        result: ExecuteResult[OutputT] = await self._workflow(prompt, deps, limits, message_history, callbacks)
         return result
+
+
+def _free_name(agent: AgentDefinition[Any, Any], name: object) -> str:
+    """``name``, once checked: a non-empty str that no ``DBOSAgent`` of another agent has in this process."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"DBOSAgent needs a non-empty name (it names its workflow and steps), got {name!r}.")
+    taken = _NAMES.get(name)
+    if taken is not None and taken.agent is not agent:
+        raise ValueError(
+            f"the name {name!r} is taken by {taken!r}, which wraps another agent: the name names a DBOS workflow "
+            "and its steps, and a recovered workflow runs the agent registered under it; give this one its own "
+            "name (DBOSAgent(agent, name=...))."
+        )
+    return name
+
+
+def _check_callbacks(callbacks: object) -> None:
+    """Refuse callbacks DBOS could not record (it pickles a workflow's inputs), before the workflow starts."""
+    if callbacks is None:
+        return
+    if not isinstance(callbacks, ExecuteCallbacks):
+        raise TypeError(f"callbacks must be an ExecuteCallbacks, got {type(callbacks).__name__}.")
+    try:
+        pickle.dumps(callbacks)
+    except Exception as exc:  # pickle raises PicklingError, TypeError or AttributeError, by what fails
+        raise TypeError(
+            f"DBOSAgent.run's callbacks must pickle (DBOS records a workflow's inputs to recover it): give hooks "
+            f"that are module-level functions, not lambdas, closures or methods of objects that do not pickle "
+            f"({type(exc).__name__}: {exc})."
+        ) from None
 
 
 async def send_decisions(workflow_id: str, decisions: Mapping[str, Decision]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from temporalio import workflow
@@ -18,6 +17,7 @@ from .._run.records import NO_CLIENT, ClientSource, refuse_unsupported
 from .._run.steps import use_steps
 from .._shared.determinism import use_runtime
 from ._activities import build_activities
+from ._options import check_activity_config, check_closes, check_tool_activity_config
 from ._steps import DEFAULT_ACTIVITY_CONFIG, WORKFLOW_RUNTIME, TemporalSteps
 
 if TYPE_CHECKING:
@@ -53,16 +53,6 @@ def registered(name: str) -> TemporalAgent[Any, Any]:
         ) from None
 
 
-def _check_activity_config(config: Mapping[str, object]) -> None:
-    """Refuse a timeout that is not a ``timedelta`` now: in the workflow it would fail every workflow task, forever."""
-    for key, value in config.items():
-        if key.endswith("_timeout") and value is not None and not isinstance(value, timedelta):
-            raise TypeError(
-                f"activity option {key!r} must be a datetime.timedelta, got {type(value).__name__}: {value!r} "
-                f"(write timedelta(seconds={value!r}))."
-            )
-
-
 class TemporalAgent(Generic[OutputT, DepsT]):
     """A defined agent that runs durably on Temporal: its model and helper calls are activities.
 
@@ -74,7 +64,8 @@ class TemporalAgent(Generic[OutputT, DepsT]):
     Args:
         agent: The agent, from ``define_agent()``.
         name: A stable name, unique in the worker: it prefixes the activities' names, which the workflow
-            histories keep (renaming it breaks workflows in flight).
+            histories keep (renaming it breaks workflows in flight). Wrapping the same agent again under its name
+            replaces the wrapper; another agent under a name in use is refused.
         activity_config: Temporal's activity options for every activity (``start_to_close_timeout``,
             ``heartbeat_timeout``, ``retry_policy``...); default: 10 minutes to close, a 1-minute heartbeat.
         tool_activity_config: Options for one helper tool's activities, by tool name, over ``activity_config``.
@@ -82,10 +73,18 @@ class TemporalAgent(Generic[OutputT, DepsT]):
             in the worker); default: ``use_client``'s, else ``AsyncAnthropic()``.
 
     Raises:
-        TypeError: ``agent`` is not an ``AgentDefinition``, or an activity option's timeout is not a ``timedelta``.
-        ValueError: ``name`` is empty, or ``tool_activity_config`` names a tool the agent does not have; the agent
-            has toolsets (MCP servers) or tools that run a sub-agent (``as_tool()``).
+        TypeError: ``agent`` is not an ``AgentDefinition``; the activity options are not dicts, or an option has
+            the wrong type (a timeout not a ``timedelta``, a ``retry_policy`` not a ``RetryPolicy``...).
+        ValueError: ``name`` is empty, or another agent's ``TemporalAgent`` has it; an option Temporal does not
+            know, a timeout not above zero, no close timeout left (``start_to_close_timeout`` or
+            ``schedule_to_close_timeout``); ``tool_activity_config`` names a tool the agent does not have; the
+            agent has toolsets (MCP servers) or tools that run a sub-agent (``as_tool()``).
     """
+
+    agent: AgentDefinition[OutputT, DepsT]
+    """The agent it runs."""
+    name: str
+    """The name of its activities."""
 
     def __init__(
         self,
@@ -101,7 +100,7 @@ class TemporalAgent(Generic[OutputT, DepsT]):
         refuse_unsupported(agent, "TemporalAgent")
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"TemporalAgent needs a non-empty name (it names its activities), got {name!r}.")
-        tools = dict(tool_activity_config or {})
+        tools = check_tool_activity_config(tool_activity_config)
         unknown = sorted(tool for tool in tools if agent.helper(tool) is None)
         if unknown:
             have = ", ".join(helper.name for helper in agent.helpers) or "none"
@@ -109,18 +108,28 @@ class TemporalAgent(Generic[OutputT, DepsT]):
                 f"tool_activity_config names tools agent {agent.name!r} does not have: {unknown} "
                 f"(its helper tools: {have})."
             )
-        for config in (activity_config or {}, *tools.values()):
-            _check_activity_config(config)
-        self.agent = agent
-        self.name = name
-        model_config: workflow.ActivityConfig = {**DEFAULT_ACTIVITY_CONFIG, **(activity_config or {})}
+        model_config: workflow.ActivityConfig = {**DEFAULT_ACTIVITY_CONFIG, **check_activity_config(activity_config)}
+        check_closes(model_config, "activity_config")
         tool_configs: dict[str, workflow.ActivityConfig] = {
             tool: {**model_config, **config} for tool, config in tools.items()
         }
+        for tool, config in tool_configs.items():
+            check_closes(config, f"tool_activity_config[{tool!r}]")
+        taken = _REGISTERED.get(name)
+        # The workflow sandbox imports the workflow's module again (a new agent object each time): not a collision.
+        sandboxed = workflow.unsafe.in_sandbox()
+        if taken is not None and taken.agent is not agent and not sandboxed:
+            raise ValueError(
+                f"the name {name!r} is taken by {taken!r}, which wraps another agent: the name names the activities "
+                "of one agent in the worker; give this one its own name (TemporalAgent(agent, name=...))."
+            )
+        self.agent = agent
+        self.name = name
         self._steps = TemporalSteps(name, agent.deps_type, model_config, tool_configs)
         self.activities: list[Callable[..., Any]] = build_activities(agent, name, client)
         """Everything a worker needs to run this agent besides your workflow: ``Worker(activities=...)``."""
-        _REGISTERED[name] = self
+        if taken is None or not sandboxed:
+            _REGISTERED[name] = self
 
     @property
     def signal_name(self) -> str:
