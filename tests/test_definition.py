@@ -18,6 +18,7 @@ from typedagent import (
     RunContext,
     ValidationConfig,
     define_agent,
+    server_tools,
     tool,
 )
 from typedagent.testing import ScriptedClient, output_call, tool_call
@@ -446,6 +447,16 @@ async def test_definition_with_options_returns_a_checked_copy() -> None:
     assert result.ok is True
     assert (client.requests[0]["model"], client.requests[0]["max_tokens"]) == ("claude-haiku-4-5", 1024)
     assert client.requests[0]["system"].startswith("Be brief.")
+
+
+def test_definition_with_options_keeps_the_server_tools() -> None:
+    """Server tools (web search, code execution) stay on the copy, as every other setting not given does."""
+    agent = triage_agent(helpers=[search_kb], server_tools=[server_tools.web_search(max_uses=2)])
+    faster = agent.with_options(model="claude-haiku-4-5")
+    assert faster.server_tools == agent.server_tools
+    assert faster.tool_params() == agent.tool_params()
+    assert any(definition["name"] == "web_search" for definition in faster.tool_params())
+    assert agent.with_options() == agent
 
 
 @pytest.mark.parametrize(

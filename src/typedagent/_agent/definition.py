@@ -161,7 +161,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
         An option left out (or ``None``) keeps this agent's value; ``model_settings`` replaces the settings
         as a whole (``{**agent.model_settings, "stop_sequences": ["END"]}`` adds one), and ``fallback`` the
         fallback chain (``fallback=[]`` drops it; a test gives the alternatives testing clients). The output tool,
-        helpers, validators and deps type stay, so the copy has this agent's type.
+        helpers, toolsets, server tools, validators and deps type stay, so the copy has this agent's type.
 
         Raises:
             AgentDefinitionError: the new combination is invalid (a thinking budget above a lower
@@ -181,6 +181,7 @@ class AgentDefinition(Generic[OutputT, DepsT]):
             deps_type=self.deps_type,
             prompt_caching=self.prompt_caching,
             max_tool_result_chars=self.max_tool_result_chars,
+            server_tools=[thaw(tool) for tool in self.server_tools],
             history_processors=self.history_processors if history_processors is None else history_processors,
             fallback=self.fallback if fallback is None else fallback,
             fallback_on_refusal=self.fallback_on_refusal if fallback_on_refusal is None else fallback_on_refusal,
