@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import pydantic
 
-from .._shared.results import TokenUsage, usual_usage
+from .._shared.results import TokenUsage
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -90,8 +90,8 @@ def readable_usage(response: object) -> TokenUsage | None:
 
 def _usage_readable(usage: object) -> bool:
     """Whether a response's usage is a set of token counts (a missing usage is: it counts nothing)."""
-    if usage is None or usual_usage(usage) is not None:
-        return True  # no usage, or the usual shape: a pydantic model of non-negative int counters
+    if usage is None:
+        return True
     if not (hasattr(usage, "input_tokens") and hasattr(usage, "output_tokens")):
         return False
     for name in _COUNTERS:
@@ -138,13 +138,12 @@ def _is_model(kind: type) -> bool:
     """Whether ``kind`` is a pydantic model class, remembered per class (``isinstance`` goes through ``ABCMeta``)."""
     known = _MODEL_CLASSES.get(kind)
     if known is None:
-        known = issubclass(kind, pydantic.BaseModel)
-        if len(_MODEL_CLASSES) < 1024:
-            _MODEL_CLASSES[kind] = known
+        known = _MODEL_CLASSES[kind] = issubclass(kind, pydantic.BaseModel)
     return known
 
 
 _MODEL_CLASSES: dict[type, bool] = {}
+"""Content block classes seen: a response's blocks are of a handful of SDK classes."""
 
 
 def _plainly_sendable(block: pydantic.BaseModel) -> bool:

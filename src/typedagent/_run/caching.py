@@ -19,6 +19,7 @@ ours give way, the static prefix's TTL follows theirs (1-hour entries must come 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -90,19 +91,10 @@ _CACHEABLE: Final = frozenset(
 """Block types that can carry ``cache_control`` (thinking blocks cannot)."""
 
 
+@functools.lru_cache(maxsize=1024)  # every execution asks
 def minimum_cacheable_tokens(model: str) -> int:
     """The shortest prompt prefix ``model`` caches, in tokens (``DEFAULT_MINIMUM_TOKENS`` for an unknown model)."""
-    known = _MINIMUMS.get(model)
-    if known is not None:
-        return known
-    found = next((minimum for pattern, minimum in MINIMUM_TOKENS if pattern.search(model)), DEFAULT_MINIMUM_TOKENS)
-    if len(_MINIMUMS) < 1024:
-        _MINIMUMS[model] = found
-    return found
-
-
-_MINIMUMS: dict[str, int] = {}
-"""``minimum_cacheable_tokens``' answers so far, by model id (every execution asks)."""
+    return next((minimum for pattern, minimum in MINIMUM_TOKENS if pattern.search(model)), DEFAULT_MINIMUM_TOKENS)
 
 
 def estimated_tokens(*parts: object) -> int:
