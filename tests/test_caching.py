@@ -560,8 +560,8 @@ async def test_a_paused_execution_with_a_cached_prefix_resumes_on_the_same_prefi
         """Close a ticket."""
         return f"closed {key}"
 
-    for agent in (long_agent(helpers=[close_ticket]), band_agent(0.8)):
-        agent = long_agent(instructions=agent.instructions, helpers=[close_ticket])
+    for instructions in (LONG_INSTRUCTIONS, band_agent(0.8).instructions):  # over the minimum, and padded up to it
+        agent = long_agent(instructions=instructions, helpers=[close_ticket])
         script = [tool_call("close_ticket", {"key": "a"}), output_call(Verdict(label="final"))]
         client = ScriptedClient(script)
         paused = await execute_agent(agent, "Close it.", client=client, pausable=True)
