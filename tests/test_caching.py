@@ -468,7 +468,7 @@ async def test_many_parallel_calls_mark_the_previous_call_s_end() -> None:
 
 
 def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation_grows() -> None:
-    """Each message is looked through once per execution, yet a message appended or replaced with breakpoints counts.
+    """Each settled message is looked through once per execution, yet one appended or replaced with breakpoints counts.
 
     Three breakpoints from the user leave room for one of typedagent's: the automatic one, never the static one.
     """
@@ -481,7 +481,7 @@ def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation
         "messages": messages,
         "cache_control": EPHEMERAL,
     }
-    memo: MarkerMemo = {}
+    memo = MarkerMemo()
 
     def both() -> tuple[dict[str, Any], dict[str, Any]]:
         return placed(params, params, memo), placed(params, params)
@@ -502,7 +502,14 @@ def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation
     remembered, fresh = both()
     assert remembered == fresh
     assert "cache_control" in remembered["system"][-1]
-    assert len(memo) == 5  # the tools (none) and every message object seen, the replaced one too (kept, its id too)
+    assert memo.settled == 2  # every message but the last (which the loop may still replace) looked through once
+    assert memo.found == [("messages", None), ("messages", None)]
+    other = [dict(message) for message in messages]  # another list (a history processor's copy): looked at afresh
+    other[0] = {"role": "user", "content": [{"type": "text", "text": "Part 1, unmarked"}]}
+    copied = {**params, "messages": other}
+    assert placed(copied, copied, memo) == placed(copied, copied)
+    assert memo.found == []
+    assert memo.messages is other
 
 
 def band_agent(share: float) -> Any:
@@ -573,3 +580,25 @@ async def test_a_paused_execution_with_a_cached_prefix_resumes_on_the_same_prefi
         first, second = client.requests
         assert second["system"] == first["system"]
         assert static_marker(second) == STATIC_5M
+
+
+def test_a_block_whose_cache_control_is_none_is_no_breakpoint() -> None:
+    """``"cache_control": None`` on the last block marks nothing: the automatic breakpoint stays.
+
+    As for no key at all; a real marker there makes it give way (the API would read the two as one, or refuse
+    different TTLs).
+    """
+    from typedagent._run.caching import MarkerMemo, placed
+
+    def request(last_block: dict[str, Any]) -> dict[str, Any]:
+        messages = [{"role": "user", "content": [{"type": "text", "text": "Question."}, last_block]}]
+        return {"model": "claude-sonnet-4-6", "messages": messages, "cache_control": EPHEMERAL}
+
+    for block, kept in (
+        ({"type": "text", "text": "More.", "cache_control": None}, True),
+        ({"type": "text", "text": "More."}, True),
+        ({"type": "text", "text": "More.", "cache_control": EPHEMERAL}, False),
+    ):
+        params = request(block)
+        assert ("cache_control" in placed(params, params)) is kept
+        assert ("cache_control" in placed(params, params, MarkerMemo())) is kept

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import threading
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,10 @@ def test_the_system_runtime_reads_the_machine() -> None:
     assert runtime() is SYSTEM
     first, second = SYSTEM.clock(), SYSTEM.clock()
     assert second >= first
-    ids = {SYSTEM.new_id() for _ in range(3)}
-    assert len(ids) == 3
-    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    ids = {SYSTEM.new_id() for _ in range(200)}
+    assert len(ids) == 200
+    parsed = [uuid.UUID(hex=i) for i in ids]  # random UUIDs (version 4, RFC 4122 variant), as 32 lowercase hex digits
+    assert all(u.version == 4 and u.variant == uuid.RFC_4122 and u.hex == i for u, i in zip(parsed, ids, strict=True))
     assert 0 <= SYSTEM.random() < 1
     assert abs(SYSTEM.wall_clock() - datetime.now(UTC).timestamp()) < 60  # seconds since the epoch
     assert not SYSTEM.inline_sync_calls

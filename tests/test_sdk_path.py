@@ -9,6 +9,8 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 from support import GOOD, Triage, reflecting, triage_agent
 
@@ -290,3 +292,52 @@ async def test_sdk_path_recursive_output_model() -> None:
     assert sent["input_schema"]["type"] == "object"
     assert sent["input_schema"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     assert "Node" in sent["input_schema"]["$defs"]
+
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=6)
+)
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=4), inner, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES)
+def test_the_response_checks_shortcut_passes_only_what_the_full_walk_passes(value: Any) -> None:
+    """The one-pass check of plain content (every response takes it) agrees with the full walk.
+
+    It says "sendable" only where the walk finds no problem (NaN, infinity, a lone surrogate in a value or a key),
+    and says it for all plain data.
+    """
+    from anthropic.types import ToolUseBlock
+
+    from typedagent._api.response import _content_problem, _plainly_sendable
+
+    block = ToolUseBlock(id="toolu_1", name="lookup", type="tool_use", input={"value": value})
+    problem = _content_problem(block)
+    assert _plainly_sendable(block) == (problem is None)
+
+
+@pytest.mark.parametrize("depth", [97, 98, 99, 100, 101])
+def test_the_response_checks_shortcut_and_the_walk_agree_on_depth(depth: int) -> None:
+    """Around the limit of ``MAX_CONTENT_DEPTH`` levels (the block counts as the first), both see the same."""
+    from anthropic.types import ToolUseBlock
+
+    from typedagent._api.response import _content_problem, _plainly_sendable
+
+    block = ToolUseBlock(id="toolu_1", name="lookup", type="tool_use", input=nested(depth))
+    problem = _content_problem(block)
+    assert (problem is None) == (depth <= 99)  # the block at 1, the input at 2: the innermost object at depth + 1
+    assert _plainly_sendable(block) == (problem is None)

@@ -141,6 +141,23 @@ def test_must_stream_asks_the_sdk_rule() -> None:
     assert not must_stream(ScriptedClient().messages, {**PARAMS, "max_tokens": 64_000})
 
 
+def test_must_stream_remembers_the_sdks_answer_per_client_and_timeout() -> None:
+    """The answer is remembered per client, model and max_tokens, and asked again when that can change it.
+
+    That is when the client's timeout changes, or another client comes along (one at a collected client's id too).
+    """
+    with FakeAnthropicServer() as server:
+        client = server.client()
+        big = {**PARAMS, "max_tokens": 64_000}
+        assert must_stream(client.messages, big)
+        assert must_stream(client.messages, big)  # remembered
+        client.timeout = 3600  # a timeout of the client's own: the SDK's rule no longer applies
+        assert not must_stream(client.messages, big)
+        for _ in range(20):  # new clients, some at a collected one's address: each asked for its own answer
+            assert not must_stream(server.client(timeout=3600).messages, big)
+            assert must_stream(server.client().messages, big)
+
+
 async def test_stream_call_large_max_tokens_works_with_the_sdk_client() -> None:
     """max_tokens 64,000 (refused unstreamed by the SDK) succeeds: the call streams by itself."""
     with FakeAnthropicServer([output_call(GOOD)]) as server:

@@ -73,7 +73,14 @@ def configuration_failure(client: object) -> ApiFailure | None:
     """
     if isinstance(client, UnbuiltClient):
         return client.failure
-    settings = (attribute(client, "api_key"), attribute(client, "auth_token"), attribute(client, "base_url"))
+    try:
+        settings = (
+            getattr(client, "api_key", None),
+            getattr(client, "auth_token", None),
+            getattr(client, "base_url", None),
+        )
+    except Exception:  # a property that raises: each read on its own, None for the one that fails
+        settings = (attribute(client, "api_key"), attribute(client, "auth_token"), attribute(client, "base_url"))
     try:
         verified = _VERIFIED.get(client)
     except TypeError:  # a client that cannot be weakly referenced is checked every time

@@ -87,16 +87,7 @@ class ModelPrice:
 
         Priced response by response: a prompt-length band applies to the response whose prompt passed it.
         """
-        rates = self._band(usage)
-        one_hour = usage.cache_creation_1h_input_tokens
-        # Written out (BILLED lists the same terms): this runs after every response.
-        return (
-            usage.input_tokens * rates.input
-            + usage.output_tokens * rates.output
-            + (usage.cache_creation_input_tokens - one_hour) * rates.cache_write
-            + one_hour * cast("float", rates.cache_write_1h)
-            + usage.cache_read_input_tokens * rates.cache_read
-        ) / PER_MILLION + usage.web_search_requests * rates.web_search / PER_THOUSAND
+        return self._priced(usage)[0]
 
     def _savings_usd(self, usage: TokenUsage) -> float:
         """What the prompt cache saved on one response's usage, in US dollars.
@@ -104,13 +95,29 @@ class ModelPrice:
         Its cache reads at the input price less their read price, minus what its cache writes cost above the input
         price (negative when the writes cost more than the reads saved, as on a first call nothing reads back).
         """
-        rates = self._band(usage)
+        return self._priced(usage)[1]
+
+    def _priced(self, usage: TokenUsage) -> tuple[float, float]:
+        """``cost_usd`` and ``_savings_usd`` of one response's usage, in one pass: this runs after every response."""
+        rates = self if self.long_prompt is None else self._band(usage)
+        reads = usage.cache_read_input_tokens
         one_hour = usage.cache_creation_1h_input_tokens
-        return (
-            usage.cache_read_input_tokens * (rates.input - rates.cache_read)
-            - (usage.cache_creation_input_tokens - one_hour) * (rates.cache_write - rates.input)
-            - one_hour * (cast("float", rates.cache_write_1h) - rates.input)
+        five_minutes = usage.cache_creation_input_tokens - one_hour
+        input_rate, write_rate, write_1h_rate = rates.input, rates.cache_write, rates.cache_write_1h or 0.0
+        # Written out (BILLED lists the same terms).
+        cost = (
+            usage.input_tokens * input_rate
+            + usage.output_tokens * rates.output
+            + five_minutes * write_rate
+            + one_hour * write_1h_rate
+            + reads * rates.cache_read
+        ) / PER_MILLION + usage.web_search_requests * rates.web_search / PER_THOUSAND
+        savings = (
+            reads * (input_rate - rates.cache_read)
+            - five_minutes * (write_rate - input_rate)
+            - one_hour * (write_1h_rate - input_rate)
         ) / PER_MILLION
+        return cost, savings
 
     def _band(self, usage: TokenUsage) -> ModelPrice:
         """The rates of a response: the long-prompt ones when its prompt passed the threshold, else these."""
@@ -161,7 +168,7 @@ def priced_usage(usage: object, price: ModelPrice | None) -> Priced:
         return Priced(TokenUsage(), 0.0, 0.0)
     usual = usual_usage(usage)  # almost every response: read straight from the SDK's Usage
     if usual is not None and price is not None and getattr(usage, "service_tier", None) != "batch":
-        return Priced(usual, price.cost_usd(usual), price._savings_usd(usual))
+        return Priced(usual, *price._priced(usual))
     top, separate = split_usage(usage)
     own = TokenUsage(**top)
     if not separate and price is not None and _service_tier(usage) != "batch":

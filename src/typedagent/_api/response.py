@@ -69,9 +69,11 @@ def check_response(response: object) -> Message:
             "not a Messages API response."
         )
     # Any, not the list[Unknown] isinstance leaves: each block is checked field by field below.
-    for index, block in enumerate(cast("Sequence[Any]", content)):
+    blocks: list[Any] = content  # pyright: ignore[reportUnknownVariableType]
+    for index, block in enumerate(blocks):
         _check_block(index, block)
-    _check_unique_tool_use_ids(cast("Sequence[Any]", content))
+    if len(blocks) > 1:
+        _check_unique_tool_use_ids(blocks)
     stop_reason = getattr(response, "stop_reason", None)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise MalformedResponse(f"the response's stop_reason is a {type(stop_reason).__name__}, not a string.")
@@ -88,10 +90,22 @@ def readable_usage(response: object) -> TokenUsage | None:
     return TokenUsage.from_usage(usage)
 
 
-def _usage_readable(usage: object) -> bool:
+def _usage_readable(usage: Any) -> bool:
     """Whether a response's usage is a set of token counts (a missing usage is: it counts nothing)."""
     if usage is None:
         return True
+    found: object = getattr(usage, "__dict__", None)
+    if type(found) is dict:
+        # The SDK's Usage, as almost every response has it: two int counters, two optional ones.
+        get = cast("dict[str, object]", found).get
+        writes, reads = get("cache_creation_input_tokens"), get("cache_read_input_tokens")
+        if (
+            type(get("input_tokens")) is int
+            and type(get("output_tokens")) is int
+            and (writes is None or type(writes) is int)
+            and (reads is None or type(reads) is int)
+        ):
+            return True
     if not (hasattr(usage, "input_tokens") and hasattr(usage, "output_tokens")):
         return False
     for name in _COUNTERS:
@@ -120,7 +134,6 @@ def _check_block(index: int, block: object) -> None:
         raise MalformedResponse(f"content block {index} of the response has no type.")
     if not _is_model(type(block)):
         raise MalformedResponse(f"content block {index} of the response is a {type(block).__name__}, not a block.")
-    block = cast("pydantic.BaseModel", block)
     if kind in _CALLS and not (
         isinstance(getattr(block, "id", None), str)
         and isinstance(getattr(block, "name", None), str)
@@ -146,37 +159,54 @@ _MODEL_CLASSES: dict[type, bool] = {}
 """Content block classes seen: a response's blocks are of a handful of SDK classes."""
 
 
-def _plainly_sendable(block: pydantic.BaseModel) -> bool:
-    """Whether the block is one of the usual flat shapes with nothing to report, found without the walk.
+def _plainly_sendable(block: object) -> bool:
+    """Whether the block has nothing to report, found in one recursive pass over plain data, without the walk.
 
-    A text block (strings, no citations) or a tool call whose input holds only strings, integers, booleans and
-    None: what almost every response is. Anything else (a float, a nested value, text that is not ASCII, an
-    extra field) returns False, and ``_content_problem`` walks the block.
+    Plain data: strings (valid Unicode), ints, bools, None, finite floats, and dicts (string keys) and lists of
+    them, nested at most ``MAX_CONTENT_DEPTH`` levels, inside blocks and their nested models. Anything else (a
+    tuple, an object, a container too deep, a NaN) returns False, and ``_content_problem`` walks the block: it says
+    what is wrong, or passes what is merely unusual.
     """
-    if getattr(block, "__pydantic_extra__", None):
-        return False
-    fields: dict[str, object] = vars(block)
-    for value in fields.values():
-        kind = type(value)
-        if kind is dict:
-            for key, item in cast("dict[object, object]", value).items():
-                if not (type(key) is str and key.isascii()):
-                    return False
-                item_kind = type(item)
-                if item_kind is str:
-                    if not cast("str", item).isascii():
-                        return False
-                elif not (item is None or item_kind is int or item_kind is bool):
-                    return False
-        elif kind is str:
-            if not cast("str", value).isascii():
+    return _plain_container(block, type(block), 1)
+
+
+def _plain_values(values: Iterable[object], depth: int) -> bool:
+    """Whether each of ``values`` (at ``depth``) is plain: scalars checked here, containers and models recursed into."""
+    for value in values:
+        if isinstance(value, str):
+            if not (value.isascii() or _encodable(value)):
                 return False
-        elif not (value is None or kind is int or kind is bool):
+            continue
+        kind = type(value)
+        if value is None or kind is int or kind is bool:
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return False
+        elif not _plain_container(value, kind, depth):
             return False
     return True
 
 
-def _content_problem(block: pydantic.BaseModel) -> str | None:
+def _plain_container(value: Any, kind: type[object], depth: int) -> bool:
+    """A dict (string keys), a list or a pydantic model at ``depth``, plain all through; anything else is not."""
+    if depth > MAX_CONTENT_DEPTH:
+        return False
+    if kind is dict:
+        for key in value:
+            if not (type(key) is str and (key.isascii() or _encodable(key))):
+                return False
+        return _plain_values(value.values(), depth + 1)
+    if kind is list:
+        return _plain_values(value, depth + 1)
+    if not _is_model(kind):
+        return False
+    extra: dict[str, object] | None = getattr(value, "__pydantic_extra__", None)
+    fields: dict[str, Any] = value.__dict__
+    return _plain_values(fields.values(), depth + 1) and (not extra or _plain_values(extra.values(), depth + 1))
+
+
+def _content_problem(block: object) -> str | None:
     """Why the block's content cannot be sent back, if it cannot; walked without recursion, however deep it is."""
     pending: list[tuple[object, int]] = [(block, 1)]
     pop, push = pending.pop, pending.append

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import sys
+import weakref
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
@@ -31,49 +33,54 @@ def must_stream(resource: object, params: Mapping[str, Any]) -> bool:
     """Whether the SDK would refuse ``params`` as a plain request (it could take more than 10 minutes).
 
     The SDK itself is asked, with the rule it applies before sending: only a resource of the SDK has it, and the
-    SDK applies it only when neither the call nor the client sets its own timeout.
+    SDK applies it only when neither the call nor the client sets its own timeout. Its answer is remembered per
+    client (while its timeout stays the same object), model and ``max_tokens``: asked once, not before every call.
     """
     max_tokens = params.get("max_tokens")
     if "timeout" in params or not isinstance(max_tokens, int):
         return False
-    rule = _rule(resource)
-    if rule is None:
-        return False
-    limits: Mapping[str, int] = getattr(sys.modules.get("anthropic._constants"), "MODEL_NONSTREAMING_TOKENS", {})
-    limit = limits.get(str(params.get("model")), None)
-    key = (getattr(rule, "__func__", rule), max_tokens, limit)  # the function, not the client it is bound to
-    refused = _REFUSED.get(key)
-    if refused is None:
-        try:
-            rule(max_tokens, limit)
-            refused = False
-        except ValueError:
-            refused = True
-        if len(_REFUSED) < 1024:
-            _REFUSED[key] = refused
+    sdk_client = _sdk_client(resource)
+    timeout = getattr(sdk_client, "timeout", None)
+    key = (id(sdk_client), params.get("model"), max_tokens)
+    known = _ANSWERS.get(key)
+    if known is not None and known[0]() is sdk_client and known[1] is timeout:
+        return known[2]
+    refused = _refused(sdk_client, timeout, params.get("model"), max_tokens)
+    with contextlib.suppress(TypeError):  # a client that cannot be weakly referenced is asked every time
+        if len(_ANSWERS) >= _MAX_ANSWERS:
+            _ANSWERS.clear()
+        _ANSWERS[key] = (weakref.ref(sdk_client), timeout, refused)
     return refused
 
 
-def _rule(resource: object) -> Callable[[int, int | None], object] | None:
-    """The SDK's rule for ``resource``'s client (``_calculate_nonstreaming_timeout``), None when it does not apply."""
+def _sdk_client(resource: object) -> object:
+    """The SDK client behind ``resource`` (execute_many's rate-limited client forwards each call to its own)."""
     sdk_client = getattr(resource, "_client", None)
     if not hasattr(sdk_client, "_calculate_nonstreaming_timeout"):
-        # execute_many's rate-limited client forwards each call, unchanged, to the client it wraps.
-        sdk_client = getattr(sdk_client, "forwards_to", None)
-    calculate = getattr(sdk_client, "_calculate_nonstreaming_timeout", None)
+        return getattr(sdk_client, "forwards_to", None)
+    return sdk_client
+
+
+def _refused(sdk_client: object, timeout: object, model: object, max_tokens: int) -> bool:
+    calculate: Callable[[int, int | None], object] | None = getattr(sdk_client, "_calculate_nonstreaming_timeout", None)
     constants = sys.modules.get("anthropic._constants")
     if calculate is None or constants is None:
-        return None
-    timeout = getattr(sdk_client, "timeout", None)
-    if timeout is not getattr(constants, "DEFAULT_TIMEOUT", None) and timeout != getattr(
-        constants, "DEFAULT_TIMEOUT", None
-    ):
-        return None
-    return cast("Callable[[int, int | None], object]", calculate)
+        return False
+    default = getattr(constants, "DEFAULT_TIMEOUT", None)
+    if timeout is not default and timeout != default:
+        return False
+    limits: Mapping[str, int] = getattr(constants, "MODEL_NONSTREAMING_TOKENS", {})
+    try:
+        calculate(max_tokens, limits.get(str(model), None))
+    except ValueError:
+        return True
+    return False
 
 
-_REFUSED: dict[tuple[object, int, int | None], bool] = {}
-"""The SDK's answer for each rule, ``max_tokens`` and model limit seen: asked once, not before every call."""
+_ANSWERS: dict[tuple[int, object, int], tuple[weakref.ref[object], object, bool]] = {}
+"""The SDK's answer for each client (by ``id``, its weak reference kept to tell a new client from a dead one's),
+model and ``max_tokens``, with the client's timeout it was given under."""
+_MAX_ANSWERS: Final = 1024
 
 
 async def read_stream(call: Awaitable[object], observer: StreamObserver | None, *, beta: bool) -> Message:

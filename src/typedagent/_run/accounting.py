@@ -24,7 +24,6 @@ def add_response_usage(execution: Execution, raw: object, model: str | None = No
     priced = priced_usage(raw, price)
     for counted in lineage(execution):  # a sub-run's usage counts in the executions it runs under too
         counted.tokens += priced.usage
-        counted.attempt.tokens += priced.usage
         if price is None:
             counted.cost_complete = False
         else:

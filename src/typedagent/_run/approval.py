@@ -44,7 +44,8 @@ async def hold_calls(execution: Execution, replies: list[Reply]) -> None:
         if helper is None:
             continue
         if isinstance(helper, HelperTool | Tool):
-            reply.hold = await _waits_for(execution, helper, reply)
+            if helper.external or helper.requires_approval is not False:
+                reply.hold = await _waits_for(execution, helper, reply)
         else:  # a toolset's tool (an MCP server's): its server checks the input when the call runs
             reply.hold = "approval" if helper.requires_approval else None
         if reply.hold == "approval" and execution.approve is not None:
@@ -53,8 +54,6 @@ async def hold_calls(execution: Execution, replies: list[Reply]) -> None:
 
 async def _waits_for(execution: Execution, helper: Helper[Any], reply: Reply) -> PendingKind | None:
     needs = helper.requires_approval
-    if not helper.external and needs is False:
-        return None
     try:
         args = helper.approval_args(dict(reply.block.input))
     except InvalidToolInput:

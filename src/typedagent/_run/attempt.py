@@ -22,8 +22,9 @@ class Attempt:
     """1-based."""
     iteration: int = 0
     """API calls made in this attempt so far."""
-    tokens: TokenUsage = field(default_factory=TokenUsage)
-    """Tokens of this attempt's responses."""
+    start: TokenUsage = field(default_factory=TokenUsage)
+    """The execution's tokens when the attempt started: its own are what the execution counted since
+    (``Execution.attempt_tokens``), its sub-runs' included."""
     candidate: dict[str, Any] | None = None
     """The output-tool input (or a JSON answer's object) to validate: the last one handed over (reflection: the last
     schema-valid one)."""
@@ -32,12 +33,12 @@ class Attempt:
     output_forced: bool = False
     """The current (last) iteration's request forced the output (``force_output_on_last_iteration``)."""
 
-    def record(self, end: AttemptEnd) -> AttemptRecord:
-        """The attempt's public record, once it has ended."""
+    def record(self, end: AttemptEnd, tokens: TokenUsage) -> AttemptRecord:
+        """The attempt's public record, once it has ended (``tokens``: the attempt's)."""
         return AttemptRecord(
             number=self.number,
             iterations=self.iteration,
-            tokens=self.tokens,
+            tokens=tokens,
             outcome=end.outcome,
             candidate=self.candidate,
             validation_errors=end.problems,

@@ -23,7 +23,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 if TYPE_CHECKING:
     from .._agent.definition import PromptCaching
@@ -173,10 +173,46 @@ def _ttl(caching: PromptCaching) -> str | None:
     return caching if isinstance(caching, str) else None
 
 
-MarkerMemo: TypeAlias = "dict[int, tuple[object, tuple[str | None, ...]]]"
-"""The user breakpoints found in each message of a conversation, and in its tool definitions, by the ``id`` of the
-message or of the list of tools (kept with it, so the ``id`` cannot be reused): a conversation's messages are
-replaced, never changed, once appended, and a changed set of tools is a new list."""
+class MarkerMemo:
+    """The user breakpoints found so far in one execution's conversation, so each message is looked through once.
+
+    A conversation's messages are replaced, never changed, once appended, and only the last one is ever replaced:
+    the messages before it are *settled*, and their breakpoints are kept here as they are found. The last message
+    is looked through on every call. A different list of messages (or of tools) starts the memo afresh.
+    """
+
+    __slots__ = ("found", "messages", "settled", "tool_ttls", "tools")
+
+    def __init__(self) -> None:
+        self.messages: object = None
+        self.settled = 0
+        """How many messages (from the first) are looked through: all but the last, at most."""
+        self.found: list[tuple[str, str | None]] = []
+        """The breakpoints of the settled messages, in order."""
+        self.tools: object = None
+        self.tool_ttls: tuple[str | None, ...] = ()
+
+    def markers(self, tools: object, messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
+        """``_user_markers(tools, messages)``, looking through only what is new since the last call."""
+        if self.tools is not tools:
+            self.tools, self.tool_ttls = tools, tuple(_tool_markers(tools))
+        if self.messages is not messages or self.settled > len(messages):
+            self.messages, self.settled, self.found = messages, 0, []
+        settled = len(messages) - 1
+        if settled > self.settled:
+            for message in messages[self.settled : settled]:
+                ttls = _block_markers(message.get("content"))
+                if ttls:
+                    self.found.extend(("messages", ttl) for ttl in ttls)
+            self.settled = settled
+        last = _block_markers(messages[-1].get("content")) if messages else None
+        if not (self.tool_ttls or self.found or last):
+            return []  # no breakpoint but typedagent's: the usual case
+        markers = [("tools", ttl) for ttl in self.tool_ttls]
+        markers += self.found
+        if last:
+            markers.extend(("messages", ttl) for ttl in last)
+        return markers
 
 
 def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | None = None) -> dict[str, Any]:
@@ -194,9 +230,13 @@ def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | No
     messages = cast("list[dict[str, Any]]", sent.get("messages") or [])
     if memo is not None and messages is not usual.get("messages"):
         memo = None
-    others = _user_markers(sent.get("tools"), messages, memo)
-    keep_auto = auto and sent.get("tool_choice") == usual.get("tool_choice") and not _last_marked(messages)
+    others = _user_markers(sent.get("tools"), messages) if memo is None else memo.markers(sent.get("tools"), messages)
+    marked_messages = bool(others) and any(where == "messages" for where, _ in others)
+    keep_auto = auto and sent.get("tool_choice") == usual.get("tool_choice")
+    keep_auto = keep_auto and not (marked_messages and _last_marked(messages))
     tail = _tail_needing_marker(messages) if keep_auto else None
+    if not others and keep_auto == auto and tail is None:
+        return sent  # no breakpoint but typedagent's, the usual case: all of them fit, as they are
     budget = MAX_BREAKPOINTS - len(others)
     keep_auto = keep_auto and budget >= 1
     keep_static = static is not None and budget >= 1 + keep_auto
@@ -231,29 +271,11 @@ def _ttl_of(marker: Mapping[str, Any] | None) -> str | None:
     return "1h" if marker is not None and marker.get("ttl") == "1h" else None
 
 
-def _user_markers(
-    tools: object, messages: Sequence[Mapping[str, Any]], memo: MarkerMemo | None = None
-) -> list[tuple[str, str | None]]:
+def _user_markers(tools: object, messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
     """The breakpoints the request holds besides ours, in prompt order: where (``tools`` or ``messages``), TTL."""
-    found: list[tuple[str, str | None]] = []
-    known = None if memo is None else memo.get(id(tools))
-    if known is not None and known[0] is tools:
-        found.extend(("tools", ttl) for ttl in known[1])
-    else:
-        ttls = tuple(_tool_markers(tools))
-        found.extend(("tools", ttl) for ttl in ttls)
-        if memo is not None:
-            memo[id(tools)] = (tools, ttls)
+    found: list[tuple[str, str | None]] = [("tools", ttl) for ttl in _tool_markers(tools)]
     for message in messages:
-        known = None if memo is None else memo.get(id(message))
-        if known is not None and known[0] is message:
-            ttls = known[1]
-        else:
-            ttls = tuple(_block_markers(message.get("content")))
-            if memo is not None:
-                memo[id(message)] = (message, ttls)
-        if ttls:
-            found.extend(("messages", ttl) for ttl in ttls)
+        found.extend(("messages", ttl) for ttl in _block_markers(message.get("content")))
     return found
 
 
@@ -276,7 +298,9 @@ def _block_markers(content: object) -> list[str | None]:
             marker = fields.get("cache_control")
             if marker is not None and isinstance(marker, Mapping):
                 ttls.append(_ttl_of(cast("Mapping[str, Any]", marker)))
-            ttls.extend(_block_markers(fields.get("content")))  # blocks inside a tool_result
+            inner = fields.get("content")
+            if inner is not None and type(inner) is not str:
+                ttls.extend(_block_markers(inner))  # blocks inside a tool_result
     return ttls
 
 
@@ -305,7 +329,8 @@ def _last_marked(messages: Sequence[Mapping[str, Any]]) -> bool:
             return False
         for block in reversed(cast("list[Any]", content or [])):
             if (type(block) is dict or isinstance(block, Mapping)) and _cacheable(cast("Mapping[str, Any]", block)):
-                return "cache_control" in block
+                marker = cast("Mapping[str, Any]", block).get("cache_control")
+                return isinstance(marker, Mapping)  # a breakpoint, as ``_block_markers`` counts them
     return False
 
 

@@ -86,8 +86,9 @@ def _flat_param(block: Any) -> dict[str, Any] | None:
         if type(value) is not dict:
             return None
         inner = cast("dict[str, object]", value)
-        if not all(type(item) in _SCALARS for item in inner.values()):
-            return None
+        for item in inner.values():
+            if type(item) not in _SCALARS:
+                return None
         param[name] = dict(inner)
     return param
 

@@ -22,6 +22,7 @@ from .._shared.results import (
     ExecutionMetadata,
     SubExecution,
     TokenUsage,
+    used_since,
 )
 from . import failures
 from .attempt import Attempt, AttemptEnd, Failed
@@ -111,7 +112,7 @@ class Execution:
     sub_executions: list[SubExecution] = field(default_factory=list[SubExecution])
     cost_complete: bool = True
     """Whether every response counted (its sub-runs' included) had a price."""
-    markers: MarkerMemo = field(default_factory=dict[int, "tuple[object, tuple[str | None, ...]]"])
+    markers: MarkerMemo = field(default_factory=MarkerMemo)
     """The cache breakpoints found in the conversation's messages so far (``caching.placed``)."""
 
     def __post_init__(self) -> None:
@@ -127,7 +128,7 @@ class Execution:
 
     def start_attempt(self, number: int) -> Attempt:
         """Make the attempt ``number`` current."""
-        self.attempt = Attempt(number)
+        self.attempt = Attempt(number, start=self.tokens)
         return self.attempt
 
     def start_iteration(self) -> None:
@@ -146,10 +147,9 @@ class Execution:
         """Add tokens (and their price: ``priced``, or the model's price of ``usage``) here and up the lineage."""
         price = self.price
         if price is not None:
-            priced = priced or Priced(usage, price.cost_usd(usage), price._savings_usd(usage))
+            priced = priced or Priced(usage, *price._priced(usage))
         for execution in lineage(self):
             execution.tokens += usage
-            execution.attempt.tokens += usage
             if priced is not None and price is not None:
                 execution.cost_usd += priced.cost_usd
                 execution.cache_savings_usd += priced.cache_savings_usd
@@ -158,7 +158,11 @@ class Execution:
 
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
-        self.records.append(self.attempt.record(end))
+        self.records.append(self.attempt.record(end, self.attempt_tokens()))
+
+    def attempt_tokens(self) -> TokenUsage:
+        """The tokens of the current attempt: counted since it started, its sub-runs' included."""
+        return used_since(self.tokens, self.attempt.start)
 
     def warn(self, warning: str) -> None:
         """Record a problem in user code the execution worked around, and log it on the ``typedagent`` logger."""

@@ -60,7 +60,7 @@ def _state_data(execution: Execution, replies: list[Reply]) -> StateData:
         "attempt": {
             "number": attempt.number,
             "iteration": attempt.iteration,
-            "tokens": _usage(attempt.tokens),
+            "tokens": _usage(execution.attempt_tokens()),
             "candidate": as_json(attempt.candidate),
             "schema_problems": list(attempt.schema_problems),
             "output_forced": attempt.output_forced,

@@ -76,10 +76,10 @@ def _small(value: object) -> bool:
         budget -= 1
         if budget < 0:
             return False
-        if item is None or isinstance(item, bool | int | float):
-            continue
-        if isinstance(item, str):
+        if isinstance(item, str):  # the most common first
             budget -= len(item) >> 8
+        elif item is None or isinstance(item, bool | int | float):
+            continue
         elif isinstance(item, list | tuple):
             items = cast("list[object] | tuple[object, ...]", item)
             if len(items) > budget:

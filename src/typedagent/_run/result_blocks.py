@@ -23,6 +23,9 @@ def content_blocks(value: object) -> list[dict[str, Any]] | None:
     if not isinstance(value, list | tuple) or not value:
         return None
     items = cast("Sequence[object]", value)
+    first = items[0]
+    if type(first) is not dict and not isinstance(first, Mapping):  # a list of plain values, the usual case
+        return None
     if not all(
         isinstance(item, Mapping) and cast("Mapping[str, Any]", item).get("type") in RESULT_BLOCK_TYPES
         for item in items

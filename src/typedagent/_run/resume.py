@@ -12,7 +12,7 @@ from .._shared.determinism import runtime
 from .._shared.errors import AgentErrorCode
 from .._shared.paused_json import Call, StateData
 from .._shared.pausing import PausedState
-from .._shared.results import AttemptRecord, CallbackError, TokenUsage
+from .._shared.results import AttemptRecord, CallbackError, TokenUsage, used_since
 from .attempt import Attempt
 from .fallback_state import restore_fallback
 from .pause import fingerprint
@@ -132,7 +132,7 @@ def restore(execution: Execution, state: PausedState) -> list[Reply]:
     execution.attempt = Attempt(
         attempt["number"],
         iteration=attempt["iteration"],
-        tokens=TokenUsage(**attempt["tokens"]),
+        start=used_since(execution.tokens, TokenUsage(**attempt["tokens"])),
         candidate=copy.deepcopy(attempt["candidate"]),
         schema_problems=tuple(attempt["schema_problems"]),
         output_forced=attempt["output_forced"],

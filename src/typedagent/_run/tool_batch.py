@@ -37,11 +37,13 @@ async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd 
     resume.
     """
     replies = await _announce(execution, blocks)
-    outputs = [r for r in replies if r.kind == "output"]
-    if outputs:
-        # Kept before anything runs: an interruption below must not lose what the model handed over.
-        execution.last_output = dict(outputs[-1].block.input)
-    runnable = sum(r.kind == "helper" and not external(execution, r) for r in replies)
+    runnable = 0
+    for reply in replies:
+        if reply.kind == "output":
+            # Kept before anything runs: an interruption below must not lose what the model handed over.
+            execution.last_output = dict(reply.block.input)
+        elif reply.kind == "helper" and not external(execution, reply):
+            runnable += 1
     stop = execution.limit_reached("tool") or execution.tool_calls_left(runnable)
     if stop is not None:
         await _answer_rest(execution, replies, feedback.STOPPED_BEFORE_TOOLS)

@@ -10,15 +10,20 @@ integration sets its own for the executions it runs (``typedagent.temporal`` poi
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
-import uuid
 from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Final
 
 __all__ = ["SYSTEM", "Runtime", "runtime", "use_runtime"]
+
+_UUID4_KEEP: Final = ~((0xC000 << 48) | (0xF000 << 64))
+"""The bits of a random 128-bit number a version 4 UUID keeps: all but its variant and version fields."""
+_UUID4_SET: Final = (0x8000 << 48) | (4 << 76)
+"""The variant (RFC 4122) and version (4) bits of a version 4 UUID."""
 
 
 class Runtime:
@@ -40,8 +45,9 @@ class Runtime:
         await asyncio.sleep(seconds)
 
     def new_id(self) -> str:
-        """A new unique id (32 hex digits)."""
-        return uuid.uuid4().hex
+        """A new unique id: a random UUID (version 4) as 32 hex digits, as ``uuid.uuid4().hex`` (without its object)."""
+        value = int.from_bytes(os.urandom(16), "big") & _UUID4_KEEP | _UUID4_SET
+        return f"{value:032x}"
 
     def random(self) -> float:
         """A random float in [0, 1)."""

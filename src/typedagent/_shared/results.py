@@ -119,6 +119,19 @@ def _counted(
     return usage
 
 
+def used_since(total: TokenUsage, start: TokenUsage) -> TokenUsage:
+    """What was counted from ``start`` to ``total`` (two totals of the same counts, ``start`` taken earlier)."""
+    return _counted(
+        total.input_tokens - start.input_tokens,
+        total.output_tokens - start.output_tokens,
+        total.cache_creation_input_tokens - start.cache_creation_input_tokens,
+        total.cache_read_input_tokens - start.cache_read_input_tokens,
+        total.web_search_requests - start.web_search_requests,
+        total.web_fetch_requests - start.web_fetch_requests,
+        total.cache_creation_1h_input_tokens - start.cache_creation_1h_input_tokens,
+    )
+
+
 def usual_usage(usage: object) -> TokenUsage | None:
     """The counts of an SDK ``Usage`` of the usual shape, read straight from its fields; None for any other.
 
@@ -129,22 +142,33 @@ def usual_usage(usage: object) -> TokenUsage | None:
     found: object = getattr(usage, "__dict__", None)
     if type(found) is not dict or getattr(usage, "__pydantic_fields_set__", None) is None:
         return None
-    fields = cast("dict[str, object]", found)
-    if getattr(usage, "__pydantic_extra__", None) or fields.get("server_tool_use") is not None:
+    get = cast("dict[str, Any]", found).get
+    if getattr(usage, "__pydantic_extra__", None) or get("server_tool_use") is not None:
         return None
-    if fields.get("iterations") is not None:  # a separate inference (BetaUsage): priced at its own model's rates
+    if get("iterations") is not None:  # a separate inference (BetaUsage): priced at its own model's rates
         return None
-    counts: list[int] = []
-    for name in COUNTERS:
-        count: object = fields.get(name)
-        if count is None:
-            counts.append(0)
-        elif type(count) is int and count >= 0:
-            counts.append(count)
-        else:
-            return None
-    input_tokens, output_tokens, writes, reads = counts
-    split: object = fields.get("cache_creation")
+    input_tokens, output_tokens = get("input_tokens"), get("output_tokens")
+    writes, reads = get("cache_creation_input_tokens"), get("cache_read_input_tokens")
+    if writes is None:
+        writes = 0
+    if reads is None:
+        reads = 0
+    if input_tokens is None:
+        input_tokens = 0
+    if output_tokens is None:
+        output_tokens = 0
+    if not (
+        type(input_tokens) is int
+        and type(output_tokens) is int
+        and type(writes) is int
+        and type(reads) is int
+        and input_tokens >= 0
+        and output_tokens >= 0
+        and writes >= 0
+        and reads >= 0
+    ):
+        return None
+    split: Any = get("cache_creation")
     one_hour = 0
     if split is not None:
         split_found: object = getattr(split, "__dict__", None)
@@ -155,7 +179,7 @@ def usual_usage(usage: object) -> TokenUsage | None:
         minutes: object = split_fields.get("ephemeral_5m_input_tokens") or 0
         if type(hour) is not int or type(minutes) is not int or hour < 0 or minutes < 0:
             return None
-        if fields.get("cache_creation_input_tokens") is None:
+        if get("cache_creation_input_tokens") is None:
             writes = hour + minutes
         one_hour = min(hour, writes)
     return _counted(input_tokens, output_tokens, writes, reads, 0, 0, one_hour)

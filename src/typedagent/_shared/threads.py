@@ -149,9 +149,13 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
         result = await fn(*args, **kwargs)
     else:
         result = await run_in_thread(fn, *args, **kwargs)
-    while inspect.isawaitable(result):
+    while type(result) not in _PLAIN and inspect.isawaitable(result):
         result = await result
     return result
+
+
+_PLAIN: Final = frozenset({str, dict, list, int, float, bool, type(None), tuple})
+"""What most calls return: never awaitable, so not asked (``inspect.isawaitable`` goes through ``ABCMeta``)."""
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
