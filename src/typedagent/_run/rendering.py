@@ -69,8 +69,10 @@ _SMALL_NODES: Final = 2_000
 
 def _small(value: object) -> bool:
     """Whether ``value`` is plain data that renders in a few microseconds (a bounded walk; no deep copies)."""
+    if type(value) is list and _flat(cast("list[object]", value)):
+        return True
     budget = _SMALL_NODES
-    stack = [value]
+    stack: list[object] = [value]
     while stack:
         item = stack.pop()
         budget -= 1
@@ -94,6 +96,23 @@ def _small(value: object) -> bool:
         else:
             return False  # models, dataclasses, iterators and other objects: render them off the loop
     return True
+
+
+def _flat(items: list[object]) -> bool:
+    """Whether ``items`` is a short list of short strings and numbers, the usual result: small, seen without the walk."""
+    if len(items) > _FLAT_ITEMS:
+        return False
+    for item in items:
+        if isinstance(item, str):
+            if len(item) > _FLAT_TEXT:
+                return False
+        elif not (item is None or type(item) is int or type(item) is float or type(item) is bool):
+            return False
+    return True
+
+
+_FLAT_ITEMS: Final = 64
+_FLAT_TEXT: Final = 1_000
 
 
 def truncate(text: str, limit: int) -> str:

@@ -76,13 +76,23 @@ async def resume_tool_batch(
 
 async def finish_tool_batch(execution: Execution, replies: list[Reply]) -> AttemptEnd | None:
     """The output and submit calls (preview, validation), then every answer sent in one message."""
-    try:
-        end = await execution.guard.run(_handle_outputs(execution, replies))
-    except Interrupted as interruption:
-        await _answer_rest(execution, replies, feedback.STOPPED_DURING_OUTPUT)
-        return execution.interrupted(interruption, "tool")
+    end = None
+    if _decides(replies):
+        try:
+            end = await execution.guard.run(_handle_outputs(execution, replies))
+        except Interrupted as interruption:
+            await _answer_rest(execution, replies, feedback.STOPPED_DURING_OUTPUT)
+            return execution.interrupted(interruption, "tool")
     await _send(execution, replies)
     return end
+
+
+def _decides(replies: list[Reply]) -> bool:
+    """Whether the batch holds an output or submit call: helpers alone leave nothing to preview or validate."""
+    for reply in replies:
+        if reply.kind == "output" or reply.kind == "submit":
+            return True
+    return False
 
 
 async def _hold_and_run(execution: Execution, replies: list[Reply]) -> None:
@@ -235,9 +245,11 @@ async def _send(execution: Execution, replies: list[Reply]) -> None:
     messages from user code) alike.
     """
     limit = execution.agent.max_tool_result_chars
+    results: list[dict[str, Any]] = []
     for reply in replies:
         reply.cap(limit)
-    execution.conversation.add_tool_results([reply.param() for reply in replies])
+        results.append(reply.param())
+    execution.conversation.add_tool_results(results)
     if not execution.hooks.listening:
         return
     for reply in replies:

@@ -18,6 +18,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from functools import partial
+from types import FunctionType
 from typing import Any, Final, TypeVar
 
 from .determinism import runtime
@@ -145,7 +146,8 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
     one returning another coroutine) is awaited too, so no coroutine is left un-awaited or sent to the
     model as a value.
     """
-    if _is_async(fn):
+    # A plain function tells by its code flags (what ``inspect.iscoroutinefunction`` reads for one); others are asked.
+    if fn.__code__.co_flags & _COROUTINE if type(fn) is FunctionType else _is_async(fn):
         result = await fn(*args, **kwargs)
     else:
         result = await run_in_thread(fn, *args, **kwargs)
@@ -154,6 +156,7 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
     return result
 
 
+_COROUTINE: Final = inspect.CO_COROUTINE
 _PLAIN: Final = frozenset({str, dict, list, int, float, bool, type(None), tuple})
 """What most calls return: never awaitable, so not asked (``inspect.isawaitable`` goes through ``ABCMeta``)."""
 
