@@ -99,7 +99,7 @@ def _small(value: object) -> bool:
 
 
 def _flat(items: list[object]) -> bool:
-    """Whether ``items`` is a short list of short strings and numbers, the usual result: small, seen without the walk."""
+    """Whether ``items`` is a short list of short strings and numbers (a usual result): small, seen without the walk."""
     if len(items) > _FLAT_ITEMS:
         return False
     for item in items:

@@ -89,10 +89,7 @@ async def finish_tool_batch(execution: Execution, replies: list[Reply]) -> Attem
 
 def _decides(replies: list[Reply]) -> bool:
     """Whether the batch holds an output or submit call: helpers alone leave nothing to preview or validate."""
-    for reply in replies:
-        if reply.kind == "output" or reply.kind == "submit":
-            return True
-    return False
+    return any(reply.kind == "output" or reply.kind == "submit" for reply in replies)
 
 
 async def _hold_and_run(execution: Execution, replies: list[Reply]) -> None:
