@@ -19,6 +19,7 @@ from .._shared.pausing import PendingCall, PendingKind
 from .._shared.results import CallbackError
 from .failures import describe
 from .tool_call import call_tool, deliver_external
+from .toolbox import may_wait
 
 if TYPE_CHECKING:
     from .._agent.tools import Helper
@@ -43,11 +44,12 @@ async def hold_calls(execution: Execution, replies: list[Reply]) -> None:
         helper = execution.toolbox.helper(reply.block.name) if reply.kind == "helper" else None
         if helper is None:
             continue
+        if not may_wait(helper):
+            continue
         if isinstance(helper, HelperTool | Tool):
-            if helper.external or helper.requires_approval is not False:
-                reply.hold = await _waits_for(execution, helper, reply)
+            reply.hold = await _waits_for(execution, helper, reply)
         else:  # a toolset's tool (an MCP server's): its server checks the input when the call runs
-            reply.hold = "approval" if helper.requires_approval else None
+            reply.hold = "approval"
         if reply.hold == "approval" and execution.approve is not None:
             await apply_decision(execution, reply, await _ask(execution, reply))
 

@@ -134,13 +134,17 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
     while True:
         if execution.attempt.iteration >= limit:
             return Failed(failures.max_iterations(execution.where(), limit, execution.agent.output.name))
-        stop = execution.limit_reached("iteration") or await _update_toolbox(execution, params)
+        stop = execution.limit_reached("iteration")
+        if stop is None and execution.toolbox.connected:
+            stop = await _update_toolbox(execution, params)
         if stop is not None:
             return stop
         execution.start_iteration()
-        sent = await process_history(execution, _params_now(execution, params, limit))
-        if isinstance(sent, Failed):
-            return sent
+        sent = _params_now(execution, params, limit)
+        if execution.agent.history_processors:
+            sent = await process_history(execution, sent)
+            if isinstance(sent, Failed):
+                return sent
         sent = placed(sent, params, execution.markers)
         response = await call_through_chain(execution, sent)
         if isinstance(response, Failed):
@@ -192,7 +196,7 @@ async def _handle_response(execution: Execution, response: Message) -> AttemptEn
     if execution.hooks.listening:
         event = ModelResponse(message=response, stop_reason=response.stop_reason, usage=usage)
         await execution.hooks.model_response(event)
-    await report_server_calls(execution, response)
+        await report_server_calls(execution, response)
     tool_uses = [block for block in response.content if block.type == "tool_use"]
     step = step_for(response.stop_reason, bool(tool_uses), answers_in_text=execution.agent.output.mode != "tool")
     match step.kind:

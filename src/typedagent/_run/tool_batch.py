@@ -36,7 +36,9 @@ async def run_tool_batch(execution: Execution, blocks: list[Any]) -> AttemptEnd 
     decision: then every other helper call runs, and the batch (output and submit calls included) is finished on
     resume.
     """
-    replies = await _announce(execution, blocks)
+    replies = _replies(execution, blocks)
+    if execution.hooks.listening:
+        await _announce(execution, replies)
     runnable = 0
     for reply in replies:
         if reply.kind == "output":
@@ -83,7 +85,9 @@ async def finish_tool_batch(execution: Execution, replies: list[Reply]) -> Attem
         except Interrupted as interruption:
             await _answer_rest(execution, replies, feedback.STOPPED_DURING_OUTPUT)
             return execution.interrupted(interruption, "tool")
-    await _send(execution, replies)
+    _send(execution, replies)
+    if execution.hooks.listening:
+        await _report(execution, replies)
     return end
 
 
@@ -93,7 +97,8 @@ def _decides(replies: list[Reply]) -> bool:
 
 
 async def _hold_and_run(execution: Execution, replies: list[Reply]) -> None:
-    await hold_calls(execution, replies)
+    if execution.toolbox.may_wait:
+        await hold_calls(execution, replies)
     await _run_helpers(execution, replies)
 
 
@@ -107,23 +112,28 @@ async def _decide_and_run(execution: Execution, replies: list[Reply], decisions:
 async def answer_unrun(execution: Execution, blocks: list[Any], code: AgentErrorCode) -> None:
     """Answer the tool calls of a response whose stop reason ended the attempt (keeps the conversation valid)."""
     if blocks:
-        await _answer_rest(execution, await _announce(execution, blocks), feedback.not_run(code))
+        replies = _replies(execution, blocks)
+        if execution.hooks.listening:
+            await _announce(execution, replies)
+        await _answer_rest(execution, replies, feedback.not_run(code))
 
 
-async def _announce(execution: Execution, blocks: list[Any]) -> list[Reply]:
+def _replies(execution: Execution, blocks: list[Any]) -> list[Reply]:
+    """A reply to build for each call."""
     toolbox = execution.toolbox
-    replies = [
+    return [
         Reply(block, kind_of(execution.agent, toolbox, block.name), server=toolbox.server_of(block.name))
         for block in blocks
     ]
-    if not execution.hooks.listening:
-        return replies
+
+
+async def _announce(execution: Execution, replies: list[Reply]) -> None:
+    """``on_tool_call`` for each call (only when something listens: the caller checks)."""
     for reply in replies:
         block = reply.block
         await execution.hooks.tool_call(
             ToolCall(id=block.id, name=block.name, input=block.input, kind=reply.kind, server=reply.server)
         )
-    return replies
 
 
 def kind_of(agent: AgentDefinition[Any, Any], toolbox: Toolbox, name: str) -> ToolKind:
@@ -232,10 +242,12 @@ async def _answer_rest(execution: Execution, replies: list[Reply], content: str,
     for reply in replies:
         if not reply.done:
             reply.answer(f"Error: {started if started and reply.started else content}", is_error=True)
-    await _send(execution, replies)
+    _send(execution, replies)
+    if execution.hooks.listening:
+        await _report(execution, replies)
 
 
-async def _send(execution: Execution, replies: list[Reply]) -> None:
+def _send(execution: Execution, replies: list[Reply]) -> None:
     """Answer every tool_use of the response in one user message, in block order.
 
     Every result is capped here, in one place: results, previews and error texts (which carry exception
@@ -247,7 +259,9 @@ async def _send(execution: Execution, replies: list[Reply]) -> None:
         reply.cap(limit)
         results.append(reply.param())
     execution.conversation.add_tool_results(results)
-    if not execution.hooks.listening:
-        return
+
+
+async def _report(execution: Execution, replies: list[Reply]) -> None:
+    """``on_tool_result`` for every result sent (only when something listens: the caller checks)."""
     for reply in replies:
         await execution.hooks.tool_result(reply.event())

@@ -7,13 +7,14 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agent.remote import RemoteTool, Toolset, ToolsetConnection, ToolsetUnavailable, connect_all
+from .._agent.tools import HelperTool, Tool
 from .._agent.toolset import ToolNameClash, connected_params
 
 if TYPE_CHECKING:
     from .._agent.definition import AgentDefinition
     from .._agent.tools import Helper
 
-__all__ = ["Toolbox", "ToolsetProblem", "connect_toolsets"]
+__all__ = ["Toolbox", "ToolsetProblem", "connect_toolsets", "may_wait"]
 
 Opener = Callable[[Toolset], AbstractAsyncContextManager[ToolsetConnection]]
 
@@ -30,13 +31,15 @@ class ToolsetProblem(Exception):
 class Toolbox:
     """The tools an execution can run now: the agent's helpers, and its toolsets' tools once connected."""
 
-    __slots__ = ("_agent", "_connections", "_remote", "_versions")
+    __slots__ = ("_agent", "_connections", "_remote", "_versions", "may_wait")
 
     def __init__(self, agent: AgentDefinition[Any, Any], connections: Sequence[ToolsetConnection] = ()) -> None:
         self._agent = agent
         self._connections = tuple(connections)
         self._remote: dict[str, RemoteTool] = {}
         self._versions: tuple[int, ...] | None = None
+        self.may_wait = any(may_wait(helper) for helper in agent.helpers)
+        """Whether a call of one of its tools may wait for a decision (approval, an external result)."""
 
     @property
     def connected(self) -> bool:
@@ -80,6 +83,14 @@ class Toolbox:
             raise ToolsetProblem(clash.toolset, str(clash)) from None
         self._remote = {tool.name: tool for connection in self._connections for tool in connection.tools()}
         self._versions = versions
+        self.may_wait = any(may_wait(tool) for tool in (*agent.helpers, *self._remote.values()))
+
+
+def may_wait(tool: Helper[Any] | RemoteTool) -> bool:
+    """Whether a call of ``tool`` may wait for a decision: it may need approval, or its result comes from outside."""
+    if isinstance(tool, HelperTool | Tool):
+        return tool.external or tool.requires_approval is not False
+    return bool(tool.requires_approval)  # a toolset's tool (an MCP server's)
 
 
 async def connect_toolsets(agent: AgentDefinition[Any, Any], client: object, stack: AsyncExitStack) -> Toolbox:
