@@ -142,9 +142,10 @@ async def _run_attempt(execution: Execution, resumed: Resumed | None) -> Attempt
         execution.start_iteration()
         sent = _params_now(execution, params, limit)
         if execution.agent.history_processors:
-            sent = await process_history(execution, sent)
-            if isinstance(sent, Failed):
-                return sent
+            processed = await process_history(execution, sent)
+            if isinstance(processed, Failed):
+                return processed
+            sent = processed
         sent = placed(sent, params, execution.markers)
         response = await call_through_chain(execution, sent)
         if isinstance(response, Failed):
