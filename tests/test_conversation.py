@@ -46,8 +46,8 @@ def test_each_recorded_block_is_kept_as_the_sdk_would_send_it(name: str, index: 
     ]
 
 
-def test_a_block_with_a_nested_or_unknown_value_is_serialized_by_pydantic() -> None:
-    """A tool input holding a list, or a field the SDK does not know, goes through ``to_dict`` unchanged."""
+def test_a_block_with_a_nested_or_unknown_value_is_kept_as_to_dict_keeps_it() -> None:
+    """A tool input holding a list (copied, not shared), or a field the SDK does not know, as ``to_dict`` gives it."""
     nested = construct_type(
         type_=ToolUseBlock,
         value={"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"keys": ["a", "b"], "limit": 2.5}},
@@ -62,5 +62,7 @@ def test_a_block_with_a_nested_or_unknown_value_is_serialized_by_pydantic() -> N
         "name": "lookup",
         "input": {"keys": ["a", "b"], "limit": 2.5},
     }
+    assert block_param(nested) == nested.to_dict(mode="json")
+    assert block_param(nested)["input"]["keys"] is not nested.input["keys"]  # a copy: the response stays as it was
     assert block_param(extra) == extra.to_dict(mode="json")
     assert block_param(extra)["newer_field"] == 1

@@ -316,10 +316,10 @@ _JSON_VALUES = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(value=_JSON_VALUES)
 def test_the_response_checks_shortcut_passes_only_what_the_full_walk_passes(value: Any) -> None:
-    """The one-pass check of plain content (every response takes it) agrees with the full walk.
+    """The quick check of content (every response takes it) never passes what the full walk would refuse.
 
     It says "sendable" only where the walk finds no problem (NaN, infinity, a lone surrogate in a value or a key),
-    and says it for all plain data.
+    and says it for all such data unless its text mentions NaN or Infinity (then the walk decides).
     """
     from anthropic.types import ToolUseBlock
 
@@ -327,7 +327,11 @@ def test_the_response_checks_shortcut_passes_only_what_the_full_walk_passes(valu
 
     block = ToolUseBlock(id="toolu_1", name="lookup", type="tool_use", input={"value": value})
     problem = _content_problem(block)
-    assert _plainly_sendable(block) == (problem is None)
+    sendable = _plainly_sendable(block)
+    if sendable:
+        assert problem is None
+    if problem is None and "NaN" not in repr(value) and "Infinity" not in repr(value):
+        assert sendable
 
 
 @pytest.mark.parametrize("depth", [97, 98, 99, 100, 101])

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import pydantic
+import pydantic_core
 
 from .._shared.results import TokenUsage
 
@@ -160,50 +161,23 @@ _MODEL_CLASSES: dict[type, bool] = {}
 
 
 def _plainly_sendable(block: object) -> bool:
-    """Whether the block has nothing to report, found in one recursive pass over plain data, without the walk.
+    """Whether the block surely has nothing to report, found by pydantic-core's JSON serializer, without the walk.
 
-    Plain data: strings (valid Unicode), ints, bools, None, finite floats, and dicts (string keys) and lists of
-    them, nested at most ``MAX_CONTENT_DEPTH`` levels, inside blocks and their nested models. Anything else (a
-    tuple, an object, a container too deep, a NaN) returns False, and ``_content_problem`` walks the block: it says
-    what is wrong, or passes what is merely unusual.
+    The serializer (in C) refuses text that is not valid Unicode (a lone surrogate) and anything that is not
+    data, writes a non-finite number as ``NaN`` or ``Infinity``, and a value nests no deeper than its JSON has
+    brackets. So a block serialized with neither word in its JSON and fewer brackets than ``MAX_CONTENT_DEPTH``
+    can be sent back. Anything else (text that merely mentions NaN included) goes to ``_content_problem``'s walk,
+    which says what is wrong, or passes it.
     """
-    return _plain_container(block, type(block), 1)
-
-
-def _plain_values(values: Iterable[object], depth: int) -> bool:
-    """Whether each of ``values`` (at ``depth``) is plain: scalars checked here, containers and models recursed into."""
-    for value in values:
-        if isinstance(value, str):
-            if not (value.isascii() or _encodable(value)):
-                return False
-            continue
-        kind = type(value)
-        if value is None or kind is int or kind is bool:
-            continue
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                return False
-        elif not _plain_container(value, kind, depth):
-            return False
-    return True
-
-
-def _plain_container(value: Any, kind: type[object], depth: int) -> bool:
-    """A dict (string keys), a list or a pydantic model at ``depth``, plain all through; anything else is not."""
-    if depth > MAX_CONTENT_DEPTH:
+    if getattr(block, "__pydantic_extra__", None):
         return False
-    if kind is dict:
-        for key in value:
-            if not (type(key) is str and (key.isascii() or _encodable(key))):
-                return False
-        return _plain_values(value.values(), depth + 1)
-    if kind is list:
-        return _plain_values(value, depth + 1)
-    if not _is_model(kind):
+    try:
+        text = pydantic_core.to_json(vars(block))
+    except Exception:  # not data, or not valid Unicode: the walk tells which
         return False
-    extra: dict[str, object] | None = getattr(value, "__pydantic_extra__", None)
-    fields: dict[str, Any] = value.__dict__
-    return _plain_values(fields.values(), depth + 1) and (not extra or _plain_values(extra.values(), depth + 1))
+    if b"NaN" in text or b"Infinity" in text:
+        return False
+    return text.count(b"{") + text.count(b"[") <= MAX_CONTENT_DEPTH
 
 
 def _content_problem(block: object) -> str | None:

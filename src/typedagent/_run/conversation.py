@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from pydantic_core import to_jsonable_python
+
 if TYPE_CHECKING:
     from anthropic.types import Message
 
@@ -67,10 +69,11 @@ _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 def _flat_param(block: Any) -> dict[str, Any] | None:
-    """``block_param`` of the usual flat shapes (text, a tool call with a flat input) read from the model's fields.
+    """``block_param`` of the usual shapes (text, a tool call and its input) read from the model's fields.
 
     What ``to_dict(mode="json")`` gives for them (the fields the API sent, in the model's order), without pydantic's
-    serializer; None for anything else: a nested value, an extra field, a field that is not a scalar.
+    serializer for the block: scalars as they are, a dict or list field (a tool's input, parsed from JSON) copied
+    as JSON data by pydantic-core. None for anything else: a nested model, an extra field, another kind of value.
     """
     fields: object = getattr(block, "__dict__", None)
     sent: object = getattr(block, "__pydantic_fields_set__", None)
@@ -80,16 +83,13 @@ def _flat_param(block: Any) -> dict[str, Any] | None:
     for name, value in cast("dict[str, object]", fields).items():
         if name not in sent:
             continue
-        if type(value) in _SCALARS:
+        kind = type(value)
+        if kind in _SCALARS:
             param[name] = value
-            continue
-        if type(value) is not dict:
+        elif kind is dict or kind is list:
+            param[name] = to_jsonable_python(value)
+        else:
             return None
-        inner = cast("dict[str, object]", value)
-        for item in inner.values():
-            if type(item) not in _SCALARS:
-                return None
-        param[name] = dict(inner)
     return param
 
 
