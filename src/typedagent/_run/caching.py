@@ -178,10 +178,11 @@ class MarkerMemo:
 
     A conversation's messages are replaced, never changed, once appended, and only the last one is ever replaced:
     the messages before it are *settled*, and their breakpoints are kept here as they are found. The last message
-    is looked through on every call. A different list of messages (or of tools) starts the memo afresh.
+    is looked through again only when it is another object. A different list of messages (or of tools) starts the
+    memo afresh.
     """
 
-    __slots__ = ("found", "messages", "settled", "tool_ttls", "tools")
+    __slots__ = ("found", "last", "last_ttls", "messages", "settled", "tool_ttls", "tools")
 
     def __init__(self) -> None:
         self.messages: object = None
@@ -191,21 +192,28 @@ class MarkerMemo:
         """The breakpoints of the settled messages, in order."""
         self.tools: object = None
         self.tool_ttls: tuple[str | None, ...] = ()
+        self.last: object = None
+        """The last message looked through, and its breakpoints: it is settled by the next call, unchanged."""
+        self.last_ttls: list[str | None] = []
 
     def markers(self, tools: object, messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
         """``_user_markers(tools, messages)``, looking through only what is new since the last call."""
         if self.tools is not tools:
             self.tools, self.tool_ttls = tools, tuple(_tool_markers(tools))
         if self.messages is not messages or self.settled > len(messages):
-            self.messages, self.settled, self.found = messages, 0, []
+            self.messages, self.settled, self.found, self.last = messages, 0, [], None
         settled = len(messages) - 1
         if settled > self.settled:
             for message in messages[self.settled : settled]:
-                ttls = _block_markers(message.get("content"))
+                ttls = self.last_ttls if message is self.last else _block_markers(message.get("content"))
                 if ttls:
                     self.found.extend(("messages", ttl) for ttl in ttls)
             self.settled = settled
-        last = _block_markers(messages[-1].get("content")) if messages else None
+        last = None
+        if messages:
+            if messages[-1] is not self.last:
+                self.last, self.last_ttls = messages[-1], _block_markers(messages[-1].get("content"))
+            last = self.last_ttls
         if not (self.tool_ttls or self.found or last):
             return []  # no breakpoint but typedagent's: the usual case
         markers = [("tools", ttl) for ttl in self.tool_ttls]

@@ -121,9 +121,10 @@ class Execution:
         # A weak reference: a bound method would make the execution and its conversation cyclic garbage, left for
         # the garbage collector instead of freed when the result is.
         parent = None if self.parent is None else self.parent.hooks
-        self.hooks = Hooks(
-            self.callbacks, weakref.WeakMethod(self.state), self.observer, agent=self.agent.name, parent=parent
-        )
+        # Asked for only by callbacks (this execution's, or its parent's for the events it relays).
+        asked = self.callbacks is not None or parent is not None
+        snapshot = weakref.WeakMethod(self.state) if asked else _no_snapshot
+        self.hooks = Hooks(self.callbacks, snapshot, self.observer, agent=self.agent.name, parent=parent)
         self.price = price_for(self.agent.model)
 
     def start_attempt(self, number: int) -> Attempt:
@@ -276,6 +277,11 @@ def lineage(execution: Execution) -> tuple[Execution, ...]:
         found.append(step)
         step = step.parent
     return tuple(found)
+
+
+def _no_snapshot() -> None:
+    """The snapshot of an execution no callback can ask about (none of its own, no parent)."""
+    return
 
 
 def _tap(execution: Execution) -> ExecutionTap | None:

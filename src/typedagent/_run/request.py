@@ -118,7 +118,7 @@ def build_messages(
 
     When the history ends with a user turn, the prompt is added to that turn so roles keep alternating.
     """
-    messages: list[Any] = copy.deepcopy(list(history or ()))
+    messages: list[Any] = copy.deepcopy(list(history)) if history else []
     if isinstance(prompt, str):
         blocks: list[Any] = [{"type": "text", "text": prompt}] if prompt.strip() else []
     else:
