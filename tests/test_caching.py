@@ -472,7 +472,8 @@ def test_breakpoints_placed_with_the_memo_equal_a_fresh_look_as_the_conversation
 
     Three breakpoints from the user leave room for one of typedagent's: the automatic one, never the static one.
     """
-    from typedagent._run.caching import MarkerMemo, placed
+    from typedagent._run.breakpoints import MarkerMemo
+    from typedagent._run.caching import placed
 
     messages: list[dict[str, Any]] = [{"role": "user", "content": [marked_text("Part 1"), marked_text("Part 2")]}]
     params: dict[str, Any] = {
@@ -588,7 +589,8 @@ def test_a_block_whose_cache_control_is_none_is_no_breakpoint() -> None:
     As for no key at all; a real marker there makes it give way (the API would read the two as one, or refuse
     different TTLs).
     """
-    from typedagent._run.caching import MarkerMemo, placed
+    from typedagent._run.breakpoints import MarkerMemo
+    from typedagent._run.caching import placed
 
     def request(last_block: dict[str, Any]) -> dict[str, Any]:
         messages = [{"role": "user", "content": [{"type": "text", "text": "Question."}, last_block]}]

@@ -55,7 +55,7 @@ def account_failed_call(execution: Execution, failure: ApiFailure, *, first: boo
     ``first``: the iteration's own call (not a later model of the fallback chain): nothing sent, no iteration.
     """
     if failure.usage is not None:
-        execution.add_usage(failure.usage)
+        _add_usage(execution, failure.usage)
     if failure.sent:
         return
     if first:
@@ -63,3 +63,16 @@ def account_failed_call(execution: Execution, failure: ApiFailure, *, first: boo
     else:  # a later model of the chain: the iteration's call was sent, to another model
         for counted in lineage(execution):
             counted.iterations -= 1
+
+
+def _add_usage(execution: Execution, usage: TokenUsage) -> None:
+    """Add a failed call's readable tokens (and their price at the execution's model) here and up the lineage."""
+    price = execution.price
+    for counted in lineage(execution):
+        counted.tokens += usage
+        if price is None:
+            counted.cost_complete = False
+        else:
+            cost, savings = price._priced(usage)
+            counted.cost_usd += cost
+            counted.cache_savings_usd += savings

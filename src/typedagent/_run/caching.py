@@ -22,8 +22,10 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
+
+from .breakpoints import MarkerMemo, ttl_of, user_markers
 
 if TYPE_CHECKING:
     from .._agent.definition import PromptCaching
@@ -33,7 +35,6 @@ __all__ = [
     "LOOKBACK_BLOCKS",
     "MAX_BREAKPOINTS",
     "PAD_FROM",
-    "MarkerMemo",
     "cache_padding",
     "cached_request",
     "estimated_tokens",
@@ -173,56 +174,6 @@ def _ttl(caching: PromptCaching) -> str | None:
     return caching if isinstance(caching, str) else None
 
 
-class MarkerMemo:
-    """The user breakpoints found so far in one execution's conversation, so each message is looked through once.
-
-    A conversation's messages are replaced, never changed, once appended, and only the last one is ever replaced:
-    the messages before it are *settled*, and their breakpoints are kept here as they are found. The last message
-    is looked through again only when it is another object. A different list of messages (or of tools) starts the
-    memo afresh.
-    """
-
-    __slots__ = ("found", "last", "last_ttls", "messages", "settled", "tool_ttls", "tools")
-
-    def __init__(self) -> None:
-        self.messages: object = None
-        self.settled = 0
-        """How many messages (from the first) are looked through: all but the last, at most."""
-        self.found: list[tuple[str, str | None]] = []
-        """The breakpoints of the settled messages, in order."""
-        self.tools: object = None
-        self.tool_ttls: tuple[str | None, ...] = ()
-        self.last: object = None
-        """The last message looked through, and its breakpoints: it is settled by the next call, unchanged."""
-        self.last_ttls: list[str | None] = []
-
-    def markers(self, tools: object, messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
-        """``_user_markers(tools, messages)``, looking through only what is new since the last call."""
-        if self.tools is not tools:
-            self.tools, self.tool_ttls = tools, tuple(_tool_markers(tools))
-        if self.messages is not messages or self.settled > len(messages):
-            self.messages, self.settled, self.found, self.last = messages, 0, [], None
-        settled = len(messages) - 1
-        if settled > self.settled:
-            for message in messages[self.settled : settled]:
-                ttls = self.last_ttls if message is self.last else _block_markers(message.get("content"))
-                if ttls:
-                    self.found.extend(("messages", ttl) for ttl in ttls)
-            self.settled = settled
-        last = None
-        if messages:
-            if messages[-1] is not self.last:
-                self.last, self.last_ttls = messages[-1], _block_markers(messages[-1].get("content"))
-            last = self.last_ttls
-        if not (self.tool_ttls or self.found or last):
-            return []  # no breakpoint but typedagent's: the usual case
-        markers = [("tools", ttl) for ttl in self.tool_ttls]
-        markers += self.found
-        if last:
-            markers.extend(("messages", ttl) for ttl in last)
-        return markers
-
-
 def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | None = None) -> dict[str, Any]:
     """This call's breakpoints: ``sent`` as is, or a copy with its markers moved (the conversation stays unchanged).
 
@@ -238,7 +189,7 @@ def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | No
     messages = cast("list[dict[str, Any]]", sent.get("messages") or [])
     if memo is not None and messages is not usual.get("messages"):
         memo = None
-    others = _user_markers(sent.get("tools"), messages) if memo is None else memo.markers(sent.get("tools"), messages)
+    others = user_markers(sent.get("tools"), messages) if memo is None else memo.markers(sent.get("tools"), messages)
     marked_messages = bool(others) and any(where == "messages" for where, _ in others)
     keep_auto = auto and sent.get("tool_choice") == usual.get("tool_choice")
     keep_auto = keep_auto and not (marked_messages and _last_marked(messages))
@@ -250,12 +201,12 @@ def placed(sent: dict[str, Any], usual: Mapping[str, Any], memo: MarkerMemo | No
     keep_static = static is not None and budget >= 1 + keep_auto
     tail = tail if budget >= 1 + keep_auto + keep_static else None
     ttl = _static_ttl(static, others) if keep_static else None
-    if keep_auto == auto and keep_static == (static is not None) and tail is None and ttl == _ttl_of(static):
+    if keep_auto == auto and keep_static == (static is not None) and tail is None and ttl == ttl_of(static):
         return sent
     changed = dict(sent)
     if not keep_auto:
         changed.pop("cache_control", None)
-    if static is not None and not (keep_static and ttl == _ttl_of(static)):
+    if static is not None and not (keep_static and ttl == ttl_of(static)):
         block = {key: value for key, value in sent["system"][-1].items() if key != "cache_control"}
         if keep_static:
             block["cache_control"] = ephemeral(ttl)
@@ -275,43 +226,6 @@ def _static_marker(sent: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _ttl_of(marker: Mapping[str, Any] | None) -> str | None:
-    return "1h" if marker is not None and marker.get("ttl") == "1h" else None
-
-
-def _user_markers(tools: object, messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
-    """The breakpoints the request holds besides ours, in prompt order: where (``tools`` or ``messages``), TTL."""
-    found: list[tuple[str, str | None]] = [("tools", ttl) for ttl in _tool_markers(tools)]
-    for message in messages:
-        found.extend(("messages", ttl) for ttl in _block_markers(message.get("content")))
-    return found
-
-
-def _tool_markers(tools: object) -> list[str | None]:
-    found: list[str | None] = []
-    for tool in cast("Iterable[object]", tools or ()):
-        marker = cast("Mapping[str, Any]", tool).get("cache_control") if isinstance(tool, Mapping) else None
-        if marker is not None and isinstance(marker, Mapping):
-            found.append(_ttl_of(cast("Mapping[str, Any]", marker)))
-    return found
-
-
-def _block_markers(content: object) -> list[str | None]:
-    if not isinstance(content, list):
-        return []
-    ttls: list[str | None] = []
-    for block in cast("list[object]", content):
-        if type(block) is dict or isinstance(block, Mapping):
-            fields = cast("Mapping[str, Any]", block)
-            marker = fields.get("cache_control")
-            if marker is not None and isinstance(marker, Mapping):
-                ttls.append(_ttl_of(cast("Mapping[str, Any]", marker)))
-            inner = fields.get("content")
-            if inner is not None and type(inner) is not str:
-                ttls.extend(_block_markers(inner))  # blocks inside a tool_result
-    return ttls
-
-
 def _static_ttl(static: Mapping[str, Any] | None, others: Sequence[tuple[str, str | None]]) -> str | None:
     """The static prefix's TTL: the one asked for, made to fit the API's order (1-hour entries before 5-minute ones).
 
@@ -322,7 +236,7 @@ def _static_ttl(static: Mapping[str, Any] | None, others: Sequence[tuple[str, st
         return "1h"
     if any(where == "tools" and ttl is None for where, ttl in others):
         return None
-    return _ttl_of(static)
+    return ttl_of(static)
 
 
 def _last_marked(messages: Sequence[Mapping[str, Any]]) -> bool:
@@ -338,7 +252,7 @@ def _last_marked(messages: Sequence[Mapping[str, Any]]) -> bool:
         for block in reversed(cast("list[Any]", content or [])):
             if (type(block) is dict or isinstance(block, Mapping)) and _cacheable(cast("Mapping[str, Any]", block)):
                 marker = cast("Mapping[str, Any]", block).get("cache_control")
-                return isinstance(marker, Mapping)  # a breakpoint, as ``_block_markers`` counts them
+                return isinstance(marker, Mapping)  # a breakpoint, as ``breakpoints.block_markers`` counts them
     return False
 
 
@@ -392,7 +306,7 @@ def within_breakpoints(messages: list[Any], tools: object) -> tuple[list[Any], i
     breakpoints stay (they cover the longest prefixes); the messages given are not changed. Also returns how many
     were taken off.
     """
-    excess = len(_user_markers(tools, messages)) - MAX_BREAKPOINTS
+    excess = len(user_markers(tools, messages)) - MAX_BREAKPOINTS
     if excess <= 0:
         return messages, 0
     left = [excess]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .._agent.context import Delegator, RunContext
-from .._api.pricing import ModelPrice, Priced, price_for
+from .._api.pricing import ModelPrice, price_for
 from .._shared.determinism import runtime
 from .._shared.errors import AgentError, Phase
 from .._shared.events import EXECUTION_KEY, ExecuteCallbacks, ExecutionState
@@ -26,7 +26,7 @@ from .._shared.results import (
 )
 from . import failures
 from .attempt import Attempt, AttemptEnd, Failed
-from .caching import MarkerMemo
+from .breakpoints import MarkerMemo
 from .conversation import Conversation
 from .fallback_state import FallbackState
 from .hooks import Hooks
@@ -143,19 +143,6 @@ class Execution:
         self.attempt.iteration -= 1
         for execution in lineage(self):
             execution.iterations -= 1
-
-    def add_usage(self, usage: TokenUsage, priced: Priced | None = None) -> None:
-        """Add tokens (and their price: ``priced``, or the model's price of ``usage``) here and up the lineage."""
-        price = self.price
-        if price is not None:
-            priced = priced or Priced(usage, *price._priced(usage))
-        for execution in lineage(self):
-            execution.tokens += usage
-            if priced is not None and price is not None:
-                execution.cost_usd += priced.cost_usd
-                execution.cache_savings_usd += priced.cache_savings_usd
-            else:
-                execution.cost_complete = False
 
     def end_attempt(self, end: AttemptEnd) -> None:
         """Record how the current attempt ended."""
