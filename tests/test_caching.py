@@ -604,3 +604,21 @@ def test_a_block_whose_cache_control_is_none_is_no_breakpoint() -> None:
         params = request(block)
         assert ("cache_control" in placed(params, params)) is kept
         assert ("cache_control" in placed(params, params, MarkerMemo())) is kept
+
+
+def test_breakpoints_in_tuple_content_count_like_those_in_a_list() -> None:
+    """A history may hold a message's blocks in a tuple: its breakpoints count, and make the automatic one give way."""
+    from typedagent._run.breakpoints import MarkerMemo
+    from typedagent._run.caching import placed
+
+    for content in (
+        [{"type": "text", "text": "Prefill.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        ({"type": "text", "text": "Prefill.", "cache_control": {"type": "ephemeral", "ttl": "1h"}},),
+    ):
+        messages = [
+            {"role": "user", "content": [{"type": "text", "text": "Question."}]},
+            {"role": "assistant", "content": content},
+        ]
+        params: dict[str, Any] = {"model": "claude-sonnet-4-6", "messages": messages, "cache_control": EPHEMERAL}
+        assert "cache_control" not in placed(params, params)
+        assert "cache_control" not in placed(params, params, MarkerMemo())

@@ -66,3 +66,27 @@ def test_a_block_with_a_nested_or_unknown_value_is_kept_as_to_dict_keeps_it() ->
     assert block_param(nested)["input"]["keys"] is not nested.input["keys"]  # a copy: the response stays as it was
     assert block_param(extra) == extra.to_dict(mode="json")
     assert block_param(extra)["newer_field"] == 1
+
+
+def test_a_block_holding_a_list_of_models_is_kept_without_the_fields_the_api_left_out() -> None:
+    """Citations (models in a list) keep only the fields the API sent, as ``to_dict`` gives them: no added nulls."""
+    block = construct_type(
+        type_=anthropic.types.TextBlock,
+        value={
+            "type": "text",
+            "text": "Cited.",
+            "citations": [
+                {
+                    "type": "char_location",
+                    "cited_text": "x",
+                    "document_index": 0,
+                    "document_title": None,
+                    "start_char_index": 0,
+                    "end_char_index": 1,
+                }
+            ],
+        },
+    )
+    kept = block_param(block)
+    assert kept == block.to_dict(mode="json")
+    assert "file_id" not in kept["citations"][0]

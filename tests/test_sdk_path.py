@@ -334,6 +334,69 @@ def test_the_response_checks_shortcut_passes_only_what_the_full_walk_passes(valu
         assert sendable
 
 
+@settings(max_examples=200, deadline=None)
+@given(value=_JSON_VALUES)
+def test_the_response_checks_shortcut_looks_inside_nested_models_too(value: Any) -> None:
+    """Content inside the models a block holds (a citation of a text block) is cleared as strictly as a tool input.
+
+    A model's own serializer would write a NaN there as null: the check opens models into their fields instead.
+    """
+    from anthropic._models import construct_type
+    from anthropic.types import TextBlock
+
+    from typedagent._api.response import _content_problem, _plainly_sendable
+
+    citation = {"type": "char_location", "cited_text": "x", "document_index": 0, "document_title": None}
+    block = construct_type(
+        type_=TextBlock,
+        value={
+            "type": "text",
+            "text": "t",
+            "citations": [{**citation, "start_char_index": value, "end_char_index": 1}],
+        },
+    )
+    problem = _content_problem(block)
+    sendable = _plainly_sendable(block)
+    if sendable:
+        assert problem is None
+    if problem is None and "NaN" not in repr(value) and "Infinity" not in repr(value):
+        assert sendable
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_a_number_that_is_not_finite_inside_a_citation_is_refused(number: float) -> None:
+    """The API's citations are models inside a block: a NaN there is found like one in a tool input."""
+    from anthropic._models import construct_type
+    from anthropic.types import Message
+
+    from typedagent._api.response import MalformedResponse, check_response
+
+    message = construct_type(
+        type_=Message,
+        value=body(
+            [
+                {
+                    "type": "text",
+                    "text": "t",
+                    "citations": [
+                        {
+                            "type": "char_location",
+                            "cited_text": "x",
+                            "document_index": 0,
+                            "document_title": None,
+                            "start_char_index": number,
+                            "end_char_index": 1,
+                        }
+                    ],
+                }
+            ],
+            stop_reason="end_turn",
+        ),
+    )
+    with pytest.raises(MalformedResponse, match="holds a number that is not finite"):
+        check_response(message)
+
+
 @pytest.mark.parametrize("depth", [97, 98, 99, 100, 101])
 def test_the_response_checks_shortcut_and_the_walk_agree_on_depth(depth: int) -> None:
     """Around the limit of ``MAX_CONTENT_DEPTH`` levels (the block counts as the first), both see the same."""

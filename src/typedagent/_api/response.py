@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import pydantic
-import pydantic_core
 
 from .._shared.results import TokenUsage
 
@@ -161,23 +161,32 @@ _MODEL_CLASSES: dict[type, bool] = {}
 
 
 def _plainly_sendable(block: object) -> bool:
-    """Whether the block surely has nothing to report, found by pydantic-core's JSON serializer, without the walk.
+    """Whether the block surely has nothing to report, found by the JSON encoder (in C), without the walk.
 
-    The serializer (in C) refuses text that is not valid Unicode (a lone surrogate) and anything that is not
-    data, writes a non-finite number as ``NaN`` or ``Infinity``, and a value nests no deeper than its JSON has
-    brackets. So a block serialized with neither word in its JSON and fewer brackets than ``MAX_CONTENT_DEPTH``
-    can be sent back. Anything else (text that merely mentions NaN included) goes to ``_content_problem``'s walk,
-    which says what is wrong, or passes it.
+    The encoder refuses a non-finite number (``allow_nan=False``) and anything that is not data; pydantic models
+    (the block, the models it holds) are opened into their fields and extras, as the walk does. Its text then
+    fails to encode as UTF-8 if it holds a lone surrogate, and a value nests no deeper than the text has
+    brackets. So a block that encodes, and whose text has fewer brackets than ``MAX_CONTENT_DEPTH``, can be
+    sent back; anything else goes to ``_content_problem``'s walk, which says what is wrong, or passes it.
     """
-    if getattr(block, "__pydantic_extra__", None):
-        return False
     try:
-        text = pydantic_core.to_json(vars(block))
-    except Exception:  # not data, or not valid Unicode: the walk tells which
+        text = _STRICT_JSON.encode(block)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError):  # not data, not finite, not valid Unicode: the walk tells which
         return False
-    if b"NaN" in text or b"Infinity" in text:
-        return False
-    return text.count(b"{") + text.count(b"[") <= MAX_CONTENT_DEPTH
+    return text.count("{") + text.count("[") <= MAX_CONTENT_DEPTH
+
+
+def _fields(value: object) -> dict[str, object]:
+    """A pydantic model's fields and extras, for the encoder; anything else it cannot encode is refused."""
+    if not _is_model(type(value)):
+        raise TypeError(type(value).__name__)
+    fields: dict[str, object] = vars(value)
+    extra: dict[str, object] | None = getattr(value, "__pydantic_extra__", None)
+    return {**fields, **extra} if extra else fields
+
+
+_STRICT_JSON: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_fields)
 
 
 def _content_problem(block: object) -> str | None:

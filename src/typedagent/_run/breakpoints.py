@@ -84,10 +84,11 @@ def _tool_markers(tools: object) -> list[str | None]:
 
 
 def block_markers(content: object) -> list[str | None]:
-    if not isinstance(content, list):
+    """The TTLs of the breakpoints in a message's content (a list of blocks, or a tuple of them), in order."""
+    if not isinstance(content, list | tuple):
         return []
     ttls: list[str | None] = []
-    for block in cast("list[object]", content):
+    for block in cast("Sequence[object]", content):
         if type(block) is dict or isinstance(block, Mapping):
             fields = cast("Mapping[str, Any]", block)
             marker = fields.get("cache_control")

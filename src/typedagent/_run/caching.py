@@ -324,7 +324,7 @@ def _unmarked(entry: Mapping[str, Any], left: list[int]) -> dict[str, Any]:
         del copied["cache_control"]
         left[0] -= 1
     content = copied.get("content")
-    if left[0] and isinstance(content, list):
+    if left[0] and isinstance(content, list | tuple):
         blocks = cast("list[object]", content)
         copied["content"] = [
             _unmarked(cast("Mapping[str, Any]", block), left) if isinstance(block, Mapping) else block

@@ -72,8 +72,8 @@ def _flat_param(block: Any) -> dict[str, Any] | None:
     """``block_param`` of the usual shapes (text, a tool call and its input) read from the model's fields.
 
     What ``to_dict(mode="json")`` gives for them (the fields the API sent, in the model's order), without pydantic's
-    serializer for the block: scalars as they are, a dict or list field (a tool's input, parsed from JSON) copied
-    as JSON data by pydantic-core. None for anything else: a nested model, an extra field, another kind of value.
+    serializer for the block: scalars as they are, a dict field (a tool's input, JSON data as parsed) copied by
+    pydantic-core. None for anything else: a list, a nested model, an extra field, another kind of value.
     """
     fields: object = getattr(block, "__dict__", None)
     sent: object = getattr(block, "__pydantic_fields_set__", None)
@@ -86,9 +86,9 @@ def _flat_param(block: Any) -> dict[str, Any] | None:
         kind = type(value)
         if kind in _SCALARS:
             param[name] = value
-        elif kind is dict or kind is list:
+        elif kind is dict:  # an input (``Dict[str, object]``): JSON data as parsed, no model inside
             param[name] = to_jsonable_python(value)
-        else:
+        else:  # a list (of citations, of results: models, whose unset fields ``to_dict`` leaves out), a model
             return None
     return param
 

@@ -146,8 +146,9 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
     one returning another coroutine) is awaited too, so no coroutine is left un-awaited or sent to the
     model as a value.
     """
-    # A plain function tells by its code flags (what ``inspect.iscoroutinefunction`` reads for one); others are asked.
-    if fn.__code__.co_flags & _COROUTINE if type(fn) is FunctionType else _is_async(fn):
+    # A plain function with no attributes set on it tells by its code flags (what ``inspect.iscoroutinefunction``
+    # reads for one); the others are asked (one marked with ``inspect.markcoroutinefunction``, a partial, ...).
+    if fn.__code__.co_flags & _COROUTINE if type(fn) is FunctionType and not fn.__dict__ else _is_async(fn):
         result = await fn(*args, **kwargs)
     else:
         result = await run_in_thread(fn, *args, **kwargs)
