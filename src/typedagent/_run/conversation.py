@@ -87,7 +87,10 @@ def _flat_param(block: Any) -> dict[str, Any] | None:
         if kind in _SCALARS:
             param[name] = value
         elif kind is dict:  # an input (``Dict[str, object]``): JSON data as parsed, no model inside
-            param[name] = to_jsonable_python(value)
+            try:
+                param[name] = to_jsonable_python(value)
+            except Exception:  # something pydantic-core cannot serialize on its own: to_dict decides
+                return None
         else:  # a list (of citations, of results: models, whose unset fields ``to_dict`` leaves out), a model
             return None
     return param
