@@ -323,15 +323,25 @@ def test_the_response_checks_shortcut_passes_only_what_the_full_walk_passes(valu
     """
     from anthropic.types import ToolUseBlock
 
+    _assert_shortcut_agrees(ToolUseBlock(id="toolu_1", name="lookup", type="tool_use", input={"value": value}), value)
+
+
+def _assert_shortcut_agrees(block: Any, value: Any) -> None:
+    """The quick check passes ``block`` (holding ``value``) only if the walk does, and does for words-free data."""
     from typedagent._api.response import _content_problem, _plainly_sendable
 
-    block = ToolUseBlock(id="toolu_1", name="lookup", type="tool_use", input={"value": value})
     problem = _content_problem(block)
     sendable = _plainly_sendable(block)
     if sendable:
         assert problem is None
     if problem is None and "NaN" not in repr(value) and "Infinity" not in repr(value):
         assert sendable
+
+
+def _cited_text(start: Any) -> dict[str, Any]:
+    """A text block with one citation whose ``start_char_index`` is ``start``."""
+    citation = {"type": "char_location", "cited_text": "x", "document_index": 0, "document_title": None}
+    return {"type": "text", "text": "t", "citations": [{**citation, "start_char_index": start, "end_char_index": 1}]}
 
 
 @settings(max_examples=200, deadline=None)
@@ -344,23 +354,7 @@ def test_the_response_checks_shortcut_looks_inside_nested_models_too(value: Any)
     from anthropic._models import construct_type
     from anthropic.types import TextBlock
 
-    from typedagent._api.response import _content_problem, _plainly_sendable
-
-    citation = {"type": "char_location", "cited_text": "x", "document_index": 0, "document_title": None}
-    block = construct_type(
-        type_=TextBlock,
-        value={
-            "type": "text",
-            "text": "t",
-            "citations": [{**citation, "start_char_index": value, "end_char_index": 1}],
-        },
-    )
-    problem = _content_problem(block)
-    sendable = _plainly_sendable(block)
-    if sendable:
-        assert problem is None
-    if problem is None and "NaN" not in repr(value) and "Infinity" not in repr(value):
-        assert sendable
+    _assert_shortcut_agrees(construct_type(type_=TextBlock, value=_cited_text(value)), value)
 
 
 @pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
@@ -371,28 +365,7 @@ def test_a_number_that_is_not_finite_inside_a_citation_is_refused(number: float)
 
     from typedagent._api.response import MalformedResponse, check_response
 
-    message = construct_type(
-        type_=Message,
-        value=body(
-            [
-                {
-                    "type": "text",
-                    "text": "t",
-                    "citations": [
-                        {
-                            "type": "char_location",
-                            "cited_text": "x",
-                            "document_index": 0,
-                            "document_title": None,
-                            "start_char_index": number,
-                            "end_char_index": 1,
-                        }
-                    ],
-                }
-            ],
-            stop_reason="end_turn",
-        ),
-    )
+    message = construct_type(type_=Message, value=body([_cited_text(number)], stop_reason="end_turn"))
     with pytest.raises(MalformedResponse, match="holds a number that is not finite"):
         check_response(message)
 

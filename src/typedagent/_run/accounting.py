@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._api.pricing import ModelPrice, price_for, priced_usage
+from .._api.pricing import ModelPrice, Priced, price_for, priced_usage
 from .execution import lineage
 
 if TYPE_CHECKING:
@@ -22,13 +22,7 @@ def add_response_usage(execution: Execution, raw: object, model: str | None = No
     """
     price = execution.price if model is None else _price_of(execution, model)
     priced = priced_usage(raw, price)
-    for counted in lineage(execution):  # a sub-run's usage counts in the executions it runs under too
-        counted.tokens += priced.usage
-        if price is None:
-            counted.cost_complete = False
-        else:
-            counted.cost_usd += priced.cost_usd
-            counted.cache_savings_usd += priced.cache_savings_usd
+    _add(execution, priced if price is not None else None, priced.usage)
     return priced.usage
 
 
@@ -54,8 +48,10 @@ def account_failed_call(execution: Execution, failure: ApiFailure, *, first: boo
 
     ``first``: the iteration's own call (not a later model of the fallback chain): nothing sent, no iteration.
     """
-    if failure.usage is not None:
-        _add_usage(execution, failure.usage)
+    usage = failure.usage
+    if usage is not None:  # a malformed response's readable tokens, at the execution's model's price
+        price = execution.price
+        _add(execution, None if price is None else Priced(usage, *price._priced(usage)), usage)
     if failure.sent:
         return
     if first:
@@ -65,14 +61,12 @@ def account_failed_call(execution: Execution, failure: ApiFailure, *, first: boo
             counted.iterations -= 1
 
 
-def _add_usage(execution: Execution, usage: TokenUsage) -> None:
-    """Add a failed call's readable tokens (and their price at the execution's model) here and up the lineage."""
-    price = execution.price
+def _add(execution: Execution, priced: Priced | None, usage: TokenUsage) -> None:
+    """Add ``usage`` and its price (None: it has none) here and up the lineage: a sub-run's counts there too."""
     for counted in lineage(execution):
         counted.tokens += usage
-        if price is None:
+        if priced is None:
             counted.cost_complete = False
         else:
-            cost, savings = price._priced(usage)
-            counted.cost_usd += cost
-            counted.cache_savings_usd += savings
+            counted.cost_usd += priced.cost_usd
+            counted.cache_savings_usd += priced.cache_savings_usd
