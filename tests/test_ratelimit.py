@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic  # noqa: F401 - importing the SDK takes seconds: never inside a timed section below
+import httpx2
 import pytest
 from support import GOOD, Triage, triage_agent
 
@@ -172,6 +174,54 @@ def test_rate_limiter_never_waits_more_than_a_minute_for_a_bucket() -> None:
     assert limiter._delay(Ticket(0.0, 0.0)) == 60.0
 
 
+def test_rate_limiter_counts_a_travelling_call_as_arrived_after_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full bucket does not refill for calls on their way; after ``_TRANSIT_S`` (or an answer) they count."""
+    from typedagent._api import ratelimit
+
+    clock = [100.0]
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    limiter = ratelimit.RateLimiter(RateLimits(requests_per_minute=60), concurrency=100)  # 1 per second, 60 held
+    limiter.window = 100
+
+    def admit() -> ratelimit.Ticket:
+        ticket = ratelimit.Ticket(0.0, 0.0)
+        assert limiter._delay(ticket) == 0
+        limiter._admit(ticket)
+        return ticket
+
+    sent = [admit() for _ in range(58)]
+    requests = limiter.buckets["requests"]
+    assert (requests.level, requests.travelling) == (2, 58)
+    clock[0] += 0.5
+    last = admit()  # 2 left: the reserve and one call
+    clock[0] += 0.4
+    # Our clock says 0.9 s refilled almost a call, but the API's bucket stood full while all 59 travelled.
+    assert requests.level == 1  # not 1.4
+    assert limiter._delay(ratelimit.Ticket(0.0, 0.0)) == pytest.approx(1.0)
+    clock[0] += 0.2
+    assert limiter._delay(ratelimit.Ticket(0.0, 0.0)) == pytest.approx(0.8)  # refilling again from 1.1 s on
+    assert requests.travelling == 1
+    limiter.release(last, 200)
+    assert limiter._delay(ratelimit.Ticket(0.0, 0.0)) == pytest.approx(0.8)
+    assert requests.travelling == 0
+    assert all(not ticket.travelling for ticket in [*sent, last])
+
+
+def test_rate_limiter_waits_for_travelling_calls_without_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cost just above what travelling calls leave waits for their arrival, not for a refill that cannot come."""
+    from typedagent._api import ratelimit
+
+    clock = [100.0]
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    limiter = ratelimit.RateLimiter(RateLimits(output_tokens_per_minute=60_000), concurrency=10)  # 1,000 a second
+    limiter.window = 10
+    limiter._admit(ratelimit.Ticket(0.0, 30_000))
+    clock[0] += 0.25
+    # 30,001 needs 1 token more than the 30,000 left: 1 ms of refill, which the full API bucket never gets.
+    assert limiter._delay(ratelimit.Ticket(0.0, 30_001)) == pytest.approx(0.75)
+    assert limiter._delay(ratelimit.Ticket(0.0, 30_000)) == 0
+
+
 async def test_rate_limiter_other_errors_pass_through() -> None:
     """Errors other than 429 are the execution's own: the limiter lets them through unchanged."""
     client = ScriptedClient([api_error(500, "boom")])
@@ -218,6 +268,46 @@ async def test_rate_limiter_is_shared_by_runs_on_one_client() -> None:
         )
     assert all(result.result.ok for run in both for result in run)
     assert server.rate_limited <= 1
+
+
+class _HeldInTransit(httpx2.AsyncBaseTransport):
+    """A network that holds every request after the first for ``hold_s``, then delivers them together.
+
+    What a client sees when its requests queue up on the way (a stalled event loop, a slow network): the
+    API's bucket, full, gains nothing while they travel, though the client's clock says it refills.
+    """
+
+    def __init__(self, hold_s: float) -> None:
+        self.inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_keepalive_connections=0))
+        self.hold_s = hold_s
+        self.gate: asyncio.Future[None] | None = None
+        self.seen = 0
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.seen += 1
+        if self.seen > 1:
+            if self.gate is None:
+                self.gate = asyncio.get_running_loop().create_future()
+                asyncio.get_running_loop().call_later(self.hold_s, self.gate.set_result, None)
+            await asyncio.shield(self.gate)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_rate_limiter_counts_requests_still_on_their_way() -> None:
+    """Calls sent but not yet arrived hold their place in a full bucket: no refill is counted for them."""
+    limits = ServerRateLimits(requests_per_minute=1_200, capacity_s=0.5)  # 20 per second, bursts of 10
+    server = FakeAnthropicServer([output_call(GOOD)], per_conversation=True, rate_limits=limits)
+    transport = _HeldInTransit(hold_s=0.4)
+    async with server, server.client(max_retries=0, http_client=httpx2.AsyncClient(transport=transport)) as client:
+        results = await run_all(triage_agent(), [f"t{i}" for i in range(20)], client=client, concurrency=20)
+    assert all(result.result.ok for result in results)
+    assert transport.seen - server.rate_limited == 20
+    # Held 0.4 s, the client's clock gains 8 calls the API's full bucket never gains: counting them, the
+    # client would send them into the held queue and draw about 8 429s.
+    assert server.rate_limited == 0
 
 
 async def test_rate_limiter_configured_limits_pace_a_client_without_headers() -> None:

@@ -20,10 +20,11 @@ import math
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from .._shared.errors import AgentDefinitionError
+from .ratelimit_buckets import RESERVE, Bucket, Dimension, Ticket, Travel
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -31,23 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RateLimiter", "RateLimits", "Ticket", "retry_after_s"]
 
-Dimension: TypeAlias = Literal["requests", "input-tokens", "output-tokens"]
-DIMENSIONS: Final[tuple[Dimension, ...]] = ("requests", "input-tokens", "output-tokens")
-_HEADER_SPAN: Final[dict[Dimension, tuple[float, float]]] = {
-    "requests": (0.0, 1.0),
-    "input-tokens": (500.0, 500.0),
-    "output-tokens": (500.0, 500.0),
-}
-"""How far below and above a header's ``remaining`` the truth may be: requests are whole (a bucket holding
-0.9 says 0), token counts are rounded to the nearest thousand. Syncing down to the header itself would
-lose that fraction at every response and fall behind the limit."""
-_RESERVE: Final = (1.0, 0.0, 0.0)
-"""Kept in each bucket (requests, input, output tokens) beyond a call's cost. A call is charged when it is
-sent but counted by the API when it arrives; after a burst from a full bucket, the API's bucket (full,
-so not refilling) lags ours by that delay's refill — under a request, which one request's reserve
-absorbs. It delays the first call after the bucket runs dry once, and costs no throughput after that."""
-_REFILL_S: Final = 60.0
-"""How long an empty bucket takes to fill again: the longest any call waits for one."""
 _CONGESTED: Final = frozenset({503, 529})
 _EWMA: Final = 0.1
 _FALLBACK_WAIT_S: Final = 1.0
@@ -88,64 +72,6 @@ class RateLimits:
             raise AgentDefinitionError(f"RateLimits.max_wait_s must be a positive number, got {wait!r}.")
 
 
-class _Bucket:
-    """Our estimate of one of the API's buckets; ``limit`` None until configured or seen in a header."""
-
-    __slots__ = ("capacity", "level", "limit", "stamp", "taken")
-
-    def __init__(self, limit: int | None) -> None:
-        self.limit: float | None = limit
-        self.capacity: float | None = limit
-        """How much the bucket holds: a minute's worth by the API's docs, but it may enforce shorter
-        intervals, so a header-learned bucket holds the most it was ever seen to hold."""
-        self.level: float = limit or 0.0
-        self.stamp = time.monotonic()
-        self.taken = 0.0
-        """Everything ever charged: tells which charges a header has not seen yet."""
-
-    def refill(self, now: float) -> None:
-        if self.limit is not None and self.capacity is not None:
-            self.level = min(self.capacity, self.level + (now - self.stamp) * self.limit / 60)
-        self.stamp = now
-
-    def wait_s(self, cost: float, reserve: float) -> float:
-        if self.limit is None or self.capacity is None:
-            return 0.0
-        needed = min(cost + reserve, self.capacity)
-        # The API's buckets refill completely within a minute: no estimate, however far off, waits longer.
-        return 0.0 if self.level >= needed else min(_REFILL_S, (needed - self.level) * 60 / self.limit)
-
-    def observe(self, dimension: Dimension, limit: float, remaining: float, ticket: Ticket, now: float) -> None:
-        """Align with a response's headers; charges made after that request's admission are not in them."""
-        self.refill(now)
-        unseen = self.taken - ticket.taken_after[dimension]
-        estimate = remaining + (now - ticket.sent) * limit / 60 - unseen
-        held = remaining + ticket.cost(dimension)  # what the bucket held just before it admitted this request
-        self.capacity = min(limit, max(self.capacity or 0.0, held))
-        below, above = _HEADER_SPAN[dimension]
-        if self.limit is None:
-            self.level = min(self.capacity, estimate - below)  # the first sight: start on the safe side
-        else:
-            self.level = min(self.level, self.capacity, estimate + above)
-        self.limit = limit
-
-
-@dataclass(slots=True)
-class Ticket:
-    """One admitted HTTP attempt: what it was charged, and when."""
-
-    input_cost: float
-    """Charged at admission: the average input tokens per call seen so far."""
-    output_cost: float
-    sent: float = 0.0
-    taken_after: dict[Dimension, float] = field(default_factory=dict)
-    max_pause: float | None = None
-    """The longest 429 pause this call waits out (a fallback chain moves it on instead); None: any."""
-
-    def cost(self, dimension: Dimension) -> float:
-        return 1.0 if dimension == "requests" else self.input_cost if dimension == "input-tokens" else self.output_cost
-
-
 @dataclass(slots=True)
 class _Stats:
     admitted: int = 0
@@ -158,10 +84,11 @@ class RateLimiter:
 
     def __init__(self, config: RateLimits, concurrency: int) -> None:
         self.config = config
-        self.buckets: dict[Dimension, _Bucket] = {
-            "requests": _Bucket(config.requests_per_minute),
-            "input-tokens": _Bucket(config.input_tokens_per_minute),
-            "output-tokens": _Bucket(config.output_tokens_per_minute),
+        now = time.monotonic()
+        self.buckets: dict[Dimension, Bucket] = {
+            "requests": Bucket(config.requests_per_minute, now),
+            "input-tokens": Bucket(config.input_tokens_per_minute, now),
+            "output-tokens": Bucket(config.output_tokens_per_minute, now),
         }
         self.max_window = concurrency
         self.window = 1.0
@@ -176,6 +103,7 @@ class RateLimiter:
         """Whether the responses carry rate-limit headers (None until the first one says)."""
         self.stats = _Stats()
         self._queue: deque[tuple[Ticket, asyncio.Future[None]]] = deque()
+        self._travel = Travel(self.buckets)
         self._wake = asyncio.Event()
         self._dispatcher: asyncio.Task[None] | None = None
 
@@ -214,10 +142,11 @@ class RateLimiter:
         if self.in_flight >= max(1, int(self.window)):
             return math.inf
         wait = 0.0
+        arrival_s = self._travel.arrivals(now)
         costs = (1.0, self.input_estimate, ticket.output_cost)
-        for bucket, cost, reserve in zip(self.buckets.values(), costs, _RESERVE, strict=True):
+        for bucket, cost, reserve in zip(self.buckets.values(), costs, RESERVE, strict=True):
             bucket.refill(now)
-            wait = max(wait, bucket.wait_s(cost, reserve))
+            wait = max(wait, bucket.wait_s(cost, reserve, arrival_s))
         return wait
 
     def _admit(self, ticket: Ticket) -> None:
@@ -229,6 +158,7 @@ class RateLimiter:
             bucket.taken += cost
             ticket.taken_after[dimension] = bucket.taken
         ticket.sent = time.monotonic()
+        self._travel.sent(ticket)
         self.in_flight += 1
         self.stats.admitted += 1
 
@@ -271,6 +201,7 @@ class RateLimiter:
     def release(self, ticket: Ticket, status: int | None) -> None:
         """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
         self.in_flight -= 1
+        self._travel.arrived(ticket)
         if status in _CONGESTED:
             self._shrink()
         elif status is not None and self.probing:
@@ -287,6 +218,7 @@ class RateLimiter:
         """
         self.in_flight -= 1
         self.stats.rate_limited += 1
+        self._travel.arrived(ticket)
         now = time.monotonic()
         for dimension, bucket in self.buckets.items():  # the API did not count it: neither do we
             cost = ticket.cost(dimension)
