@@ -9,7 +9,6 @@ from .api_errors import ApiFailure, RefusedWhenCalled, describe_api_error, malfo
 from .beta import beta_messages, beta_request, needs_beta
 from .client import MessagesClient, configuration_failure, sends_through_the_sdk
 from .response import MalformedResponse, check_response, readable_usage
-from .sdk_ready import for_the_sdk
 from .secrets import credentials, scrub
 from .stream_call import StreamObserver, must_stream, read_stream
 
@@ -50,11 +49,10 @@ async def call_model(
         resource, params = beta_messages(client), beta_request(params)
     else:
         resource = client.messages
-    sent = for_the_sdk(resource, params)
     if observer is not None or must_stream(resource, params):
-        call: Any = read_stream(resource.create(**sent, stream=True), observer, beta=beta)
+        call: Any = read_stream(resource.create(**params, stream=True), observer, beta=beta)
     else:
-        call = resource.create(**sent)
+        call = resource.create(**params)
     try:
         response = await guard.run(call)
     except Interrupted as interruption:

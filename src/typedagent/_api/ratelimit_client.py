@@ -13,7 +13,6 @@ from .api_errors import RefusedWhenCalled
 from .beta import beta_messages
 from .fallback import WAIT_CAP, over_wait_cap
 from .ratelimit import RateLimiter, RateLimits, Ticket
-from .sdk_ready import for_the_sdk
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -120,8 +119,7 @@ class _LimitedClient:
             token = _CALL.set(tickets)
             try:
                 try:
-                    resource = _messages(self.with_middleware, beta)
-                    call = resource.create(**for_the_sdk(resource, params))
+                    call = _messages(self.with_middleware, beta).create(**params)
                 except Exception as exc:
                     raise RefusedWhenCalled(exc) from exc
                 message = await call
@@ -140,8 +138,7 @@ class _LimitedClient:
         while True:
             ticket = await limiter.acquire(params.get("max_tokens"), first=first, max_pause=WAIT_CAP.get())
             try:
-                resource = _messages(self.client, beta)
-                call = resource.create(**for_the_sdk(resource, params))
+                call = _messages(self.client, beta).create(**params)
             except Exception as exc:
                 limiter.release(ticket, None)
                 raise RefusedWhenCalled(exc) from exc
