@@ -21,7 +21,7 @@ from typedagent import (
     execute_agent,
     execute_many,
 )
-from typedagent._api.ratelimit import retry_after_s
+from typedagent._api.ratelimit import Ticket, retry_after_s
 from typedagent.testing import (
     FakeAnthropicServer,
     FunctionClient,
@@ -174,52 +174,121 @@ def test_rate_limiter_never_waits_more_than_a_minute_for_a_bucket() -> None:
     assert limiter._delay(Ticket(0.0, 0.0)) == 60.0
 
 
-def test_rate_limiter_counts_a_travelling_call_as_arrived_after_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A full bucket does not refill for calls on their way; after ``_TRANSIT_S`` (or an answer) they count."""
-    from typedagent._api import ratelimit
+class _Clocked:
+    """A limiter on a clock the test moves (``advance``), and calls admitted as the dispatcher would."""
 
-    clock = [100.0]
-    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(monotonic=lambda: clock[0]))
-    limiter = ratelimit.RateLimiter(RateLimits(requests_per_minute=60), concurrency=100)  # 1 per second, 60 held
-    limiter.window = 100
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, limits: RateLimits) -> None:
+        from typedagent._api import ratelimit
 
-    def admit() -> ratelimit.Ticket:
-        ticket = ratelimit.Ticket(0.0, 0.0)
-        assert limiter._delay(ticket) == 0
-        limiter._admit(ticket)
+        self.now = 100.0
+        monkeypatch.setattr(ratelimit, "time", SimpleNamespace(monotonic=lambda: self.now))
+        self.limiter = ratelimit.RateLimiter(limits, concurrency=10**6)
+        self.limiter.window = 10**6
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def delay(self, output_cost: float = 0.0) -> float:
+        return self.limiter._delay(Ticket(0.0, output_cost))
+
+    def admit(self, output_cost: float = 0.0) -> Ticket:
+        ticket = Ticket(0.0, output_cost)
+        assert self.limiter._delay(ticket) == 0
+        self.limiter._admit(ticket)
         return ticket
 
-    sent = [admit() for _ in range(58)]
-    requests = limiter.buckets["requests"]
+
+def test_rate_limiter_counts_a_travelling_call_as_arrived_after_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full bucket does not refill for calls on their way; a second after sending (or on an answer) they count."""
+    clocked = _Clocked(monkeypatch, RateLimits(requests_per_minute=60))  # 1 per second, a minute's worth held
+    sent = [clocked.admit() for _ in range(58)]
+    requests = clocked.limiter.buckets["requests"]
     assert (requests.level, requests.travelling) == (2, 58)
-    clock[0] += 0.5
-    last = admit()  # 2 left: the reserve and one call
-    clock[0] += 0.4
+    clocked.advance(0.5)
+    last = clocked.admit()  # 2 left: the reserve and one call
+    clocked.advance(0.4)
     # Our clock says 0.9 s refilled almost a call, but the API's bucket stood full while all 59 travelled.
+    assert clocked.delay() == pytest.approx(1.0)
     assert requests.level == 1  # not 1.4
-    assert limiter._delay(ratelimit.Ticket(0.0, 0.0)) == pytest.approx(1.0)
-    clock[0] += 0.2
-    assert limiter._delay(ratelimit.Ticket(0.0, 0.0)) == pytest.approx(0.8)  # refilling again from 1.1 s on
+    clocked.advance(0.2)
+    # The first 58 count as arrived at 1.0 s, when they were due: the bucket refills from then on, not before.
+    assert clocked.delay() == pytest.approx(0.9)
     assert requests.travelling == 1
-    limiter.release(last, 200)
-    assert limiter._delay(ratelimit.Ticket(0.0, 0.0)) == pytest.approx(0.8)
+    clocked.limiter.release(last, 200)
+    assert clocked.delay() == pytest.approx(0.9)
     assert requests.travelling == 0
     assert all(not ticket.travelling for ticket in [*sent, last])
 
 
+@pytest.mark.parametrize(("rpm", "burst"), [(60, 58), (6_000, 5_900)])
+def test_rate_limiter_refills_the_same_whether_or_not_anything_looked(
+    monkeypatch: pytest.MonkeyPatch, rpm: int, burst: int
+) -> None:
+    """What the estimate gains while calls travel does not depend on when the limiter was last asked."""
+    levels = []
+    for look_between in (False, True):
+        clocked = _Clocked(monkeypatch, RateLimits(requests_per_minute=rpm))
+        for _ in range(burst):
+            clocked.admit()
+        clocked.advance(0.9)
+        if look_between:
+            clocked.delay()
+        clocked.advance(0.2)
+        clocked.delay()
+        levels.append(clocked.limiter.buckets["requests"].level)
+    # Refilled only from 1.0 s, when the burst counted as arrived: 0.1 s of the rate on what was left.
+    assert levels[0] == pytest.approx(levels[1])
+    assert levels[0] == pytest.approx(rpm - burst + 0.1 * rpm / 60)
+
+
+def test_rate_limiter_long_calls_hold_the_ceiling_for_a_second_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls that run 30 s (long generations) stop holding the ceiling a second after they were sent."""
+    clocked = _Clocked(monkeypatch, RateLimits(output_tokens_per_minute=60_000))  # 1,000 a second
+    first = clocked.admit(30_000)
+    clocked.admit(30_000)
+    clocked.advance(30)
+    headers = {
+        "anthropic-ratelimit-output-tokens-limit": "60000",
+        "anthropic-ratelimit-output-tokens-remaining": "30000",
+    }
+    clocked.limiter.observe(first, headers)
+    clocked.limiter.release(first, 200)
+    # 29 of the 30 seconds refilled (the first second, the API's full bucket gained nothing): 1 s to wait.
+    assert clocked.limiter.buckets["output-tokens"].level == pytest.approx(29_000)
+    assert clocked.delay(30_000) == pytest.approx(1.0)
+
+
+def test_rate_limiter_counts_calls_travelling_no_longer_than_the_bucket_takes_to_fill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bucket holding half a second's worth counts a call as travelling half a second, and keeps most of its rate."""
+    clocked = _Clocked(monkeypatch, RateLimits(requests_per_minute=1_200))  # 20 per second
+    requests = clocked.limiter.buckets["requests"]
+    requests.capacity = requests.level = 10  # learned from headers: the API holds half a second's worth
+    admitted = 0
+    for _ in range(10_000):  # 20 s of endless demand, every call answered after 30 s (none in this span)
+        if clocked.now >= 120:
+            break
+        wait = clocked.delay()
+        if wait:
+            clocked.advance(wait)
+        else:
+            clocked.admit()
+            admitted += 1
+    assert clocked.now >= 120
+    # The API allows 10 + 20 s x 20 = 410; counting calls as travelling a whole second would admit about 180.
+    assert admitted >= 300
+    assert clocked.limiter._travel.window() == 0.5
+
+
 def test_rate_limiter_waits_for_travelling_calls_without_polling(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cost just above what travelling calls leave waits for their arrival, not for a refill that cannot come."""
-    from typedagent._api import ratelimit
-
-    clock = [100.0]
-    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(monotonic=lambda: clock[0]))
-    limiter = ratelimit.RateLimiter(RateLimits(output_tokens_per_minute=60_000), concurrency=10)  # 1,000 a second
-    limiter.window = 10
-    limiter._admit(ratelimit.Ticket(0.0, 30_000))
-    clock[0] += 0.25
+    clocked = _Clocked(monkeypatch, RateLimits(output_tokens_per_minute=60_000))  # 1,000 a second
+    clocked.admit(30_000)
+    clocked.advance(0.25)
     # 30,001 needs 1 token more than the 30,000 left: 1 ms of refill, which the full API bucket never gets.
-    assert limiter._delay(ratelimit.Ticket(0.0, 30_001)) == pytest.approx(0.75)
-    assert limiter._delay(ratelimit.Ticket(0.0, 30_000)) == 0
+    assert clocked.delay(30_001) == pytest.approx(0.75)
+    assert clocked.delay(30_000) == 0
 
 
 async def test_rate_limiter_other_errors_pass_through() -> None:

@@ -187,7 +187,7 @@ class RateLimiter:
         Headers that cannot be true (a limit below 1, ``remaining`` below 0 or above the limit: a broken
         proxy, a gateway's own notation) are not believed: that bucket keeps its estimate.
         """
-        now = time.monotonic()
+        now = self._answered(ticket)
         seen = False
         for dimension, bucket in self.buckets.items():
             limit = _number(headers.get(f"anthropic-ratelimit-{dimension}-limit"))
@@ -201,7 +201,7 @@ class RateLimiter:
     def release(self, ticket: Ticket, status: int | None) -> None:
         """A call came back (``status`` None: no response at all); adapt the window and let the next go."""
         self.in_flight -= 1
-        self._travel.arrived(ticket)
+        self._answered(ticket)
         if status in _CONGESTED:
             self._shrink()
         elif status is not None and self.probing:
@@ -211,6 +211,13 @@ class RateLimiter:
             self.window = min(self.max_window, self.window + 1 / self.window)
         self._wake.set()
 
+    def _answered(self, ticket: Ticket) -> float:
+        """The API has ``ticket``'s call (it answered): what was due before arrives first, then it. Returns the time."""
+        now = time.monotonic()
+        self._travel.arrivals(now)
+        self._travel.arrived(ticket, now)
+        return now
+
     def refused(self, ticket: Ticket, headers: Mapping[str, str]) -> float:
         """A call got a 429: give its charges back, pause everyone as the API asks (``max_wait_s`` at most).
 
@@ -218,15 +225,14 @@ class RateLimiter:
         """
         self.in_flight -= 1
         self.stats.rate_limited += 1
-        self._travel.arrived(ticket)
-        now = time.monotonic()
+        now = self._answered(ticket)
         for dimension, bucket in self.buckets.items():  # the API did not count it: neither do we
             cost = ticket.cost(dimension)
             bucket.refill(now)
             bucket.taken -= cost
             ticket.taken_after[dimension] -= cost
             if bucket.capacity is not None:
-                bucket.level = min(bucket.capacity, bucket.level + cost)
+                bucket.level = min(bucket.capacity - bucket.travelling, bucket.level + cost)
         self.observe(ticket, headers)
         pause = retry_after_s(headers)
         # However long the API asks, no call of the client waits past max_wait_s for it.
@@ -259,7 +265,7 @@ class RateLimiter:
         if inputs.limit is not None:
             inputs.level -= extra_in
         if outputs.capacity is not None:
-            outputs.level = min(outputs.capacity, outputs.level + unused_out)
+            outputs.level = min(outputs.capacity - outputs.travelling, outputs.level + unused_out)
 
     def _shrink(self) -> None:
         self.probing = False

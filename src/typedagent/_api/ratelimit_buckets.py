@@ -24,8 +24,9 @@ so not refilling) lags ours by that delay's refill — under a request, which on
 absorbs (longer delays: ``TRANSIT_S``). It delays the first call after the bucket runs dry once, and
 costs no throughput after that."""
 TRANSIT_S: Final = 1.0
-"""How long a charge counts as on its way to the API, unanswered. A full API bucket gains nothing while calls
-travel (a stalled loop, a slow upload): our estimate never refills above capacity less what travels."""
+"""How long a charge counts as on its way to the API, unanswered (less when a bucket fills faster: ``Travel``). A
+full API bucket gains nothing while calls travel (a stalled loop, a slow upload): our estimate never refills above
+capacity less what travels."""
 REFILL_S: Final = 60.0
 """How long an empty bucket takes to fill again: the longest any call waits for one."""
 
@@ -47,6 +48,8 @@ class Bucket:
         self.travelling = 0.0  # charges that may not have reached the API yet (see TRANSIT_S)
 
     def refill(self, now: float) -> None:
+        if now <= self.stamp:  # already counted up to a later time (an arrival is dated back to when it was due)
+            return
         if self.limit is not None and self.capacity is not None:
             ceiling = self.capacity - self.travelling  # the API's bucket stops at its capacity before they arrive
             if self.level < ceiling:
@@ -58,7 +61,8 @@ class Bucket:
         if self.limit is None or self.capacity is None:
             return 0.0
         needed = min(cost + reserve, self.capacity)
-        wait = 0.0 if self.level >= needed else (needed - self.level) * 60 / self.limit
+        # A shortfall of rounding (1e-14 of a request) is none: its wait would not move a clock, and would spin.
+        wait = 0.0 if self.level >= needed - 1e-9 else (needed - self.level) * 60 / self.limit
         if wait and needed > self.capacity - self.travelling:  # no refill gets there before a travelling call arrives
             wait = max(wait, arrival_s)
         # The API's buckets refill completely within a minute: no estimate, however far off, waits longer.
@@ -72,10 +76,11 @@ class Bucket:
         held = remaining + ticket.cost(dimension)  # what the bucket held just before it admitted this request
         self.capacity = min(limit, max(self.capacity or 0.0, held))
         below, above = HEADER_SPAN[dimension]
+        ceiling = self.capacity - self.travelling
         if self.limit is None:
-            self.level = min(self.capacity, estimate - below)  # the first sight: start on the safe side
+            self.level = min(ceiling, estimate - below)  # the first sight: start on the safe side
         else:
-            self.level = min(self.level, self.capacity, estimate + above)
+            self.level = min(self.level, ceiling, estimate + above)
         self.limit = limit
 
 
@@ -111,22 +116,42 @@ class Travel:
             bucket.travelling += cost
         self.tickets.append(ticket)
 
-    def arrived(self, ticket: Ticket) -> None:
-        """The API has the call (it answered, or it has had time to): its charges stop holding the ceiling."""
+    def arrived(self, ticket: Ticket, when: float) -> None:
+        """The API has had the call since ``when`` (it answered, or had time to): it stops holding the ceiling.
+
+        Each bucket first refills up to ``when`` under the ceiling the call still held, so what the estimate gains
+        does not depend on when anything last looked at it.
+        """
         if ticket.travelling:
             ticket.travelling = False
             for bucket, cost in zip(self.buckets.values(), (1.0, ticket.input_cost, ticket.output_cost), strict=True):
+                bucket.refill(when)
                 bucket.travelling -= cost
 
+    def window(self) -> float:
+        """How long an unanswered call counts as travelling: ``TRANSIT_S``, or less for a bucket that fills faster.
+
+        A bucket holding half a second's worth would otherwise admit only its capacity per second while long calls
+        run (half its rate); with the window no longer than the bucket takes to fill, it admits close to its rate.
+        """
+        window = TRANSIT_S
+        for bucket in self.buckets.values():
+            if bucket.limit is not None and bucket.capacity is not None:
+                window = min(window, bucket.capacity * 60 / bucket.limit)
+        return window
+
     def arrivals(self, now: float) -> float:
-        """Count the calls sent ``TRANSIT_S`` ago as arrived; seconds until the oldest still travelling is."""
+        """Count the calls sent a ``window`` ago as arrived (when they were due); seconds until the next one is."""
         tickets = self.tickets
+        window = self.window()
         while tickets:
             oldest = tickets[0]
-            if oldest.travelling and oldest.sent > now - TRANSIT_S:
-                return oldest.sent + TRANSIT_S - now
+            if oldest.travelling:
+                due = oldest.sent + window
+                if due > now:
+                    return due - now
+                self.arrived(oldest, due)
             tickets.popleft()
-            self.arrived(oldest)
         for bucket in self.buckets.values():
             bucket.travelling = 0.0  # nothing travels: no rounding left over from the sums
         return 0.0
