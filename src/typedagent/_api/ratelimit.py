@@ -151,7 +151,7 @@ class RateLimiter:
 
     def _admit(self, ticket: Ticket) -> None:
         ticket.input_cost = self.input_estimate  # the estimate when it goes, not when it started waiting
-        costs = (1.0, ticket.input_cost, ticket.output_cost)
+        costs = ticket.costs()
         for (dimension, bucket), cost in zip(self.buckets.items(), costs, strict=True):
             if bucket.limit is not None:
                 bucket.level -= cost

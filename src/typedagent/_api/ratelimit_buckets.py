@@ -96,10 +96,14 @@ class Ticket:
     max_pause: float | None = None
     """The longest 429 pause this call waits out (a fallback chain moves it on instead); None: any."""
     travelling: bool = False
-    """Charged, and neither answered nor older than ``TRANSIT_S``: the API may not have counted it yet."""
+    """Charged, and neither answered nor older than the travel window (``Travel.window``): maybe not counted yet."""
 
     def cost(self, dimension: Dimension) -> float:
         return 1.0 if dimension == "requests" else self.input_cost if dimension == "input-tokens" else self.output_cost
+
+    def costs(self) -> tuple[float, float, float]:
+        """What it was charged in each bucket: requests, input tokens, output tokens."""
+        return (1.0, self.input_cost, self.output_cost)
 
 
 class Travel:
@@ -112,7 +116,7 @@ class Travel:
 
     def sent(self, ticket: Ticket) -> None:
         ticket.travelling = True
-        for bucket, cost in zip(self.buckets.values(), (1.0, ticket.input_cost, ticket.output_cost), strict=True):
+        for bucket, cost in zip(self.buckets.values(), ticket.costs(), strict=True):
             bucket.travelling += cost
         self.tickets.append(ticket)
 
@@ -124,7 +128,7 @@ class Travel:
         """
         if ticket.travelling:
             ticket.travelling = False
-            for bucket, cost in zip(self.buckets.values(), (1.0, ticket.input_cost, ticket.output_cost), strict=True):
+            for bucket, cost in zip(self.buckets.values(), ticket.costs(), strict=True):
                 bucket.refill(when)
                 bucket.travelling -= cost
 
